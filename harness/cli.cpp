@@ -1,0 +1,35 @@
+// cli_main: builds the app from every register_* function and dispatches (see cli.h).
+#include "harness/cli.h"
+
+#include <cstdio>
+#include <exception>
+
+namespace accel {
+
+int cli_main(int argc, char** argv) {
+  CLI::App app{"accelbench: a research harness for LLM inference-acceleration methods"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Show help for every subcommand");
+  CliCommands commands;
+  register_models_commands(app, commands);
+  register_info_command(app, commands);
+  register_generate_command(app, commands);
+  register_tokenize_command(app, commands);
+  register_perplexity_command(app, commands);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    for (const auto& c : commands)
+      if (c.sub->parsed()) return c.run();
+    std::fprintf(stderr, "accelbench: no command chosen (see --help)\n");
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "accelbench: error: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace accel

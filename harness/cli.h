@@ -1,0 +1,25 @@
+// Wiring of the `accelbench` subcommands. Each cli_*.cpp file registers its subcommand(s) on the
+// CLI11 app and returns the action to run when chosen; cli_main parses, dispatches, and turns
+// exceptions into one clear error line and a non-zero exit.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <vector>
+
+namespace accel {
+
+struct CliCommand {
+  CLI::App* sub = nullptr;
+  std::function<int()> run;
+};
+using CliCommands = std::vector<CliCommand>;
+
+int cli_main(int argc, char** argv);
+
+void register_models_commands(CLI::App& app, CliCommands& out);      // cli_models.cpp
+void register_info_command(CLI::App& app, CliCommands& out);         // cli_info.cpp
+void register_generate_command(CLI::App& app, CliCommands& out);     // cli_generate.cpp
+void register_tokenize_command(CLI::App& app, CliCommands& out);     // cli_tokenize.cpp
+void register_perplexity_command(CLI::App& app, CliCommands& out);   // cli_perplexity.cpp
+
+}  // namespace accel

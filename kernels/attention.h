@@ -1,0 +1,34 @@
+// Causal grouped-query attention over a key/value sequence whose positions are data, with an
+// online softmax. Owns the attention kernels (and their double reference); knows nothing about
+// caches, layers or models: callers pass plain row-major buffers.
+//
+// Masking is by position, never by index: key j is visible to query i iff kv_pos[j] <= q_pos[i].
+// Batch invariance: out[i] is bit-identical for a given query row, key/value rows and positions,
+// whatever n_q, the query's index in the batch, keys past its position that are present (and
+// masked), and the thread count. Keys are visited in fixed blocks aligned to index 0.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace accel {
+
+struct AttentionShape {
+  int n_heads = 0;     // query heads
+  int n_kv_heads = 0;  // key/value heads; query head h reads kv head h / (n_heads / n_kv_heads)
+  int head_dim = 0;
+  float scale = 0.f;   // usually 1/sqrt(head_dim)
+};
+
+// q:  [n_q][n_heads * head_dim], row stride ldq; q_pos[n_q].
+// k, v: [n_kv][n_kv_heads * head_dim], row stride ldkv; kv_pos[n_kv].
+// out: [n_q][n_heads * head_dim], row stride ldo. A query that sees no key gets zeros.
+void attention_causal(const AttentionShape& s, const float* q, size_t ldq, const int32_t* q_pos,
+                      size_t n_q, const float* k, const float* v, size_t ldkv,
+                      const int32_t* kv_pos, size_t n_kv, float* out, size_t ldo);
+
+// Plain double-precision reference (two-pass softmax), same layout; out in double.
+void attention_reference(const AttentionShape& s, const float* q, size_t ldq, const int32_t* q_pos,
+                         size_t n_q, const float* k, const float* v, size_t ldkv,
+                         const int32_t* kv_pos, size_t n_kv, double* out, size_t ldo);
+
+}  // namespace accel

@@ -1,0 +1,55 @@
+// Matrix multiplication of activations by a weight matrix, Y = X · Wᵀ (+ bias), for every weight
+// DType, multithreaded with OpenMP. Owns the packed weight layout and the micro-kernels; knows
+// nothing about layers or models.
+//
+// Batch invariance contract (ARCHITECTURE.md invariant 1): Y[m][n] is bit-identical for a given
+// row X[m] and column W[n] whatever M, the row's index in the batch, the thread count, or the
+// OpenMP schedule. Each output is accumulated in one place, along K in a fixed order.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kernels/dtype.h"
+
+namespace accel {
+
+// A weight matrix of `rows` (= N, output features) by `cols` (= K, input features), as ggml stores
+// it (row r is `cols` contiguous elements), repacked once into the layout the micro-kernels stream.
+// Owns its storage; the source buffer may be released after pack().
+class PackedWeight {
+ public:
+  PackedWeight() = default;
+  // `src` holds rows*cols elements of type `t` in ggml row-major order (row bytes =
+  // dtype_row_bytes(t, cols)). cols must be a multiple of the type's block size.
+  static PackedWeight pack(DType t, const void* src, size_t rows, size_t cols);
+
+  DType type() const { return type_; }
+  size_t rows() const { return rows_; }
+  size_t cols() const { return cols_; }
+  size_t bytes() const { return bytes_; }  // bytes of packed storage (what a GEMM streams)
+  bool empty() const { return rows_ == 0; }
+
+  // Implementation detail, public for the kernels' translation units.
+  struct Storage;
+  const Storage* storage() const { return storage_.get(); }
+
+ private:
+  DType type_ = DType::F32;
+  size_t rows_ = 0, cols_ = 0, bytes_ = 0;
+  std::shared_ptr<const Storage> storage_;
+};
+
+// Y[m][n] = sum_k X[m][k] * W[n][k] (+ bias[n] when bias != nullptr), for m < M, n < W.rows().
+// X has W.cols() columns with row stride ldx (floats); Y has row stride ldy (floats).
+// Runs on the current OpenMP thread count.
+void gemm(const float* X, size_t M, size_t ldx, const PackedWeight& W, float* Y, size_t ldy,
+          const float* bias = nullptr);
+
+// Plain double-precision reference over the raw (unpacked) weight, for tests.
+// Y[m][n] = sum_k double(X[m][k]) * double(dequant(W)[n][k]) (+ bias[n]).
+void gemm_reference(const float* X, size_t M, size_t ldx, DType t, const void* W, size_t rows,
+                    size_t cols, double* Y, size_t ldy, const float* bias = nullptr);
+
+}  // namespace accel

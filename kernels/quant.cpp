@@ -1,0 +1,103 @@
+// Row conversions for every DType (see quant.h). Quantizers follow ggml's reference code.
+#include "kernels/quant.h"
+
+#include <cassert>
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/fp16.h"
+
+namespace accel {
+
+void dequantize_row(DType t, const void* src, float* dst, size_t n) {
+  switch (t) {
+    case DType::F32:
+      std::memcpy(dst, src, n * 4);
+      return;
+    case DType::F16: {
+      const uint16_t* s = static_cast<const uint16_t*>(src);
+      for (size_t i = 0; i < n; ++i) dst[i] = fp16_to_f32(s[i]);
+      return;
+    }
+    case DType::BF16: {
+      const uint16_t* s = static_cast<const uint16_t*>(src);
+      for (size_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(s[i]);
+      return;
+    }
+    case DType::Q8_0: {
+      const BlockQ8_0* b = static_cast<const BlockQ8_0*>(src);
+      for (size_t j = 0; j < n / 32; ++j) {
+        const float d = fp16_to_f32(b[j].d);
+        for (int i = 0; i < 32; ++i) dst[j * 32 + i] = float(b[j].qs[i]) * d;
+      }
+      return;
+    }
+    case DType::Q4_0: {
+      const BlockQ4_0* b = static_cast<const BlockQ4_0*>(src);
+      for (size_t j = 0; j < n / 32; ++j) {
+        const float d = fp16_to_f32(b[j].d);
+        for (int i = 0; i < 16; ++i) {
+          dst[j * 32 + i] = float(int(b[j].qs[i] & 0x0f) - 8) * d;
+          dst[j * 32 + i + 16] = float(int(b[j].qs[i] >> 4) - 8) * d;
+        }
+      }
+      return;
+    }
+  }
+}
+
+void quantize_row(DType t, const float* src, void* dst, size_t n) {
+  switch (t) {
+    case DType::F32:
+      std::memcpy(dst, src, n * 4);
+      return;
+    case DType::F16: {
+      uint16_t* d = static_cast<uint16_t*>(dst);
+      for (size_t i = 0; i < n; ++i) d[i] = f32_to_fp16(src[i]);
+      return;
+    }
+    case DType::BF16: {
+      uint16_t* d = static_cast<uint16_t*>(dst);
+      for (size_t i = 0; i < n; ++i) d[i] = f32_to_bf16(src[i]);
+      return;
+    }
+    case DType::Q8_0: {  // ggml quantize_row_q8_0_ref
+      BlockQ8_0* b = static_cast<BlockQ8_0*>(dst);
+      for (size_t j = 0; j < n / 32; ++j) {
+        float amax = 0;
+        for (int i = 0; i < 32; ++i) amax = std::fmax(amax, std::fabs(src[j * 32 + i]));
+        const float d = amax / 127.f;
+        const float id = d != 0 ? 1.f / d : 0.f;
+        b[j].d = f32_to_fp16(d);
+        for (int i = 0; i < 32; ++i) b[j].qs[i] = int8_t(std::round(src[j * 32 + i] * id));
+      }
+      return;
+    }
+    case DType::Q4_0: {  // ggml quantize_row_q4_0_ref
+      BlockQ4_0* b = static_cast<BlockQ4_0*>(dst);
+      for (size_t j = 0; j < n / 32; ++j) {
+        float amax = 0, max = 0;
+        for (int i = 0; i < 32; ++i) {
+          const float v = src[j * 32 + i];
+          if (std::fabs(v) > amax) {
+            amax = std::fabs(v);
+            max = v;
+          }
+        }
+        const float d = max / -8.f;
+        const float id = d != 0 ? 1.f / d : 0.f;
+        b[j].d = f32_to_fp16(d);
+        for (int i = 0; i < 16; ++i) {
+          const float x0 = src[j * 32 + i] * id, x1 = src[j * 32 + 16 + i] * id;
+          const uint8_t q0 = uint8_t(std::min(15, int(int8_t(x0 + 8.5f))));
+          const uint8_t q1 = uint8_t(std::min(15, int(int8_t(x1 + 8.5f))));
+          b[j].qs[i] = uint8_t(q0 | (q1 << 4));
+        }
+      }
+      return;
+    }
+  }
+}
+
+}  // namespace accel

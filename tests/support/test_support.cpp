@@ -1,0 +1,93 @@
+// Implementations of test_support.h.
+#include "tests/support/test_support.h"
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <cstdio>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace accel::test {
+
+::testing::AssertionResult near_all(std::span<const float> got, std::span<const double> want,
+                                    double atol, double rtol) {
+  if (got.size() != want.size())
+    return ::testing::AssertionFailure()
+           << "size mismatch: got " << got.size() << " want " << want.size();
+  size_t bad = 0, worst = 0;
+  double worst_excess = -1;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double err = std::fabs(double(got[i]) - want[i]);
+    const double tol = atol + rtol * std::fabs(want[i]);
+    const double excess = std::isnan(err) ? INFINITY : err - tol;
+    if (excess > 0) ++bad;
+    if (excess > worst_excess) {
+      worst_excess = excess;
+      worst = i;
+    }
+  }
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << bad << " of " << got.size() << " elements out of tolerance (atol " << atol << ", rtol "
+         << rtol << "); worst at index " << worst << ": expected " << want[worst] << ", got "
+         << got[worst];
+}
+
+::testing::AssertionResult bit_equal(std::span<const float> a, std::span<const float> b) {
+  if (a.size() != b.size())
+    return ::testing::AssertionFailure() << "size mismatch: " << a.size() << " vs " << b.size();
+  for (size_t i = 0; i < a.size(); ++i) {
+    uint32_t x, y;
+    std::memcpy(&x, &a[i], 4);
+    std::memcpy(&y, &b[i], 4);
+    if (x != y)
+      return ::testing::AssertionFailure()
+             << "first difference at index " << i << ": " << a[i] << " vs " << b[i];
+  }
+  return ::testing::AssertionSuccess();
+}
+
+std::optional<std::filesystem::path> shared_data(const std::string& rel) {
+  const char* env = std::getenv("ACCELBENCH_SHARED_DATA");
+  std::filesystem::path p = std::filesystem::path(env ? env : ACCELBENCH_SHARED_DATA) / rel;
+  if (std::filesystem::exists(p)) return p;
+  return std::nullopt;
+}
+
+TempDir::TempDir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "accelbench-test-XXXXXX").string();
+  if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::vector<float> random_normal(size_t n, uint64_t seed, float stddev) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> d(0.f, stddev);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+std::string accelbench_binary() { return ACCELBENCH_BINARY; }
+
+int run_cli(const std::string& args, std::string* output) {
+  const std::string cmd = accelbench_binary() + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return -1;
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  const int status = pclose(p);
+  if (output) *output = out;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace accel::test

@@ -1,0 +1,49 @@
+// Shared test helpers: numeric comparison against double references that reports the worst
+// element, paths to optional real data in ../shared/data, scratch directories and seeded data.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace accel::test {
+
+// Compares `got` to `want` element-wise with |got - want| <= atol + rtol * |want|. On failure the
+// assertion message names how many elements were out, the worst index, expected and actual.
+::testing::AssertionResult near_all(std::span<const float> got, std::span<const double> want,
+                                    double atol, double rtol);
+// Bit-exact equality of two float arrays, naming the first differing index.
+::testing::AssertionResult bit_equal(std::span<const float> a, std::span<const float> b);
+
+// `ACCELBENCH_SHARED_DATA/<rel>` if it exists, else nullopt (the caller GTEST_SKIP()s with a
+// message saying what is missing).
+std::optional<std::filesystem::path> shared_data(const std::string& rel);
+
+// A fresh empty directory under the system temp dir, removed when the object dies.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// n floats from N(0, stddev) with a fixed seed.
+std::vector<float> random_normal(size_t n, uint64_t seed, float stddev = 1.f);
+
+// Path of the built `accelbench` binary and a helper that runs it with arguments, capturing
+// stdout+stderr; returns the exit code.
+std::string accelbench_binary();
+int run_cli(const std::string& args, std::string* output = nullptr);
+
+}  // namespace accel::test
