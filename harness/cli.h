@@ -21,5 +21,9 @@ void register_info_command(CLI::App& app, CliCommands& out);         // cli_info
 void register_generate_command(CLI::App& app, CliCommands& out);     // cli_generate.cpp
 void register_tokenize_command(CLI::App& app, CliCommands& out);     // cli_tokenize.cpp
 void register_perplexity_command(CLI::App& app, CliCommands& out);   // cli_perplexity.cpp
+// `report`, `compare`, `merge` over results stores.
+void register_results_commands(CLI::App& app, CliCommands& out);     // cli_results.cpp
+// `models import-llama2c`, added under the `models` subcommand by register_models_commands.
+void add_import_llama2c_command(CLI::App& models, CliCommands& out);  // cli_import_llama2c.cpp
 
 }  // namespace accel

@@ -71,3 +71,10 @@ class Tokenizer {
 };
 
 }  // namespace accel
+
+namespace accel {
+// The tokenizer of the synthetic model families: byte-level `gpt2` model with the 256 byte tokens
+// (in GPT-2's byte-to-unicode spelling), no merges, then <|bos|> (id 256) and <|eos|> (id 257) as
+// control tokens. Any UTF-8 or binary text encodes to one token per byte.
+TokenizerSpec byte_level_tokenizer_spec();
+}  // namespace accel
