@@ -16,6 +16,7 @@ int cli_main(int argc, char** argv) {
   register_generate_command(app, commands);
   register_tokenize_command(app, commands);
   register_perplexity_command(app, commands);
+  register_run_commands(app, commands);
   register_results_commands(app, commands);
   try {
     app.parse(argc, argv);

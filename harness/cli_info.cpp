@@ -1,8 +1,70 @@
-// PLACEHOLDER: the `info` subcommand is being written.
+// `accelbench info MODEL`: architecture, hyper-parameters, parameter count, tensor types, bytes
+// and tokenizer of a GGUF model, as text or JSON.
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+
 #include "harness/cli.h"
+#include "harness/model_session.h"
 
 namespace accel {
 
-void register_info_command(CLI::App& app, CliCommands& out) { (void)app; (void)out; }
+void register_info_command(CLI::App& app, CliCommands& out) {
+  struct Args {
+    std::string model;
+    bool json = false;
+  };
+  auto a = std::make_shared<Args>();
+  CLI::App* sub = app.add_subcommand("info", "Describe a GGUF model file");
+  sub->add_option("model", a->model, "GGUF file")->required();
+  sub->add_flag("--json", a->json, "Print one JSON object");
+  out.push_back({sub, [a] {
+                   ModelSession s = ModelSession::open(a->model);
+                   const Model& m = *s.model;
+                   const ModelConfig& c = m.config();
+                   std::map<std::string, uint64_t> types;
+                   for (const auto& t : m.file().tensors()) types[std::string(dtype_name(t.type))]++;
+                   nlohmann::json j = {
+                       {"path", m.path()},
+                       {"architecture", c.arch_name},
+                       {"name", m.file().get_string_opt("general.name").value_or("")},
+                       {"n_vocab", c.n_vocab},
+                       {"context_length", c.n_ctx},
+                       {"n_embd", c.n_embd},
+                       {"n_layer", c.n_layer},
+                       {"n_head", c.n_head},
+                       {"n_head_kv", c.n_head_kv},
+                       {"head_dim", c.head_dim},
+                       {"n_ff", c.n_ff},
+                       {"n_expert", c.n_expert},
+                       {"n_expert_used", c.n_expert_used},
+                       {"rope_freq_base", c.rope.freq_base},
+                       {"rope_freq_scale", c.rope.freq_scale},
+                       {"rope_dims", c.rope.n_rot},
+                       {"rms_eps", c.rms_eps},
+                       {"n_params", m.n_params()},
+                       {"n_tensors", m.file().tensors().size()},
+                       {"tensor_types", types},
+                       {"file_bytes", m.file().file_size()},
+                       {"packed_weight_bytes", m.weight_bytes()},
+                   };
+                   if (s.tokenizer)
+                     j["tokenizer"] = {{"model", s.tokenizer->spec().model},
+                                       {"pre", s.tokenizer->spec().pre},
+                                       {"n_vocab", s.tokenizer->n_vocab()},
+                                       {"bos", s.tokenizer->bos()},
+                                       {"eos", s.tokenizer->eos()}};
+                   else
+                     j["tokenizer"] = {{"unsupported", s.tokenizer_error}};
+                   if (a->json) {
+                     std::printf("%s\n", j.dump(2).c_str());
+                     return 0;
+                   }
+                   for (auto& [k, v] : j.items())
+                     std::printf("%-20s %s\n", k.c_str(),
+                                 v.is_string() ? v.get<std::string>().c_str() : v.dump().c_str());
+                   return 0;
+                 }});
+}
 
 }  // namespace accel

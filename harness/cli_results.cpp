@@ -1,8 +1,106 @@
-// PLACEHOLDER: being written.
+// `accelbench report`, `compare` and `merge`: thin CLI glue over results/ and reports/. Reading
+// commands open stores read-only, so a mistyped path is an error naming the file, never a new
+// empty store. Exit codes: 0 ok, 1 error (cli_main), 3 = compare found a regression.
+#include <cstdio>
+
 #include "harness/cli.h"
+#include "reports/compare.h"
+#include "reports/tables.h"
+#include "results/result_store.h"
 
 namespace accel {
 
-void register_results_commands(CLI::App& app, CliCommands& out) { (void)app; (void)out; }
+namespace {
+constexpr int kExitRegression = 3;
+}
+
+void register_results_commands(CLI::App& app, CliCommands& out) {
+  struct ReportArgs {
+    std::string db, table, format = "md", where, param;
+  };
+  auto r = std::make_shared<ReportArgs>();
+  CLI::App* report = app.add_subcommand("report", "Print a table from a results store");
+  report->add_option("--db", r->db, "Results store (SQLite)")->required();
+  report->add_option("--table", r->table, "ttft, phases, ablation, runs or trials")
+      ->required()
+      ->check(CLI::IsMember(reports::report_names()));
+  report->add_option("--format", r->format, "md, csv, latex or json")
+      ->check(CLI::IsMember({"md", "markdown", "csv", "latex", "tex", "json"}));
+  report->add_option("--where", r->where,
+                     "SQL expression over trials columns, e.g. \"context_len >= 8192\"");
+  report->add_option("--param", r->param, "Swept parameter for --table ablation (e.g. keep)");
+  out.push_back({report, [r] {
+                   const auto store = results::ResultStore::open_readonly(r->db);
+                   reports::ReportOptions opt;
+                   opt.where = r->where;
+                   opt.param = r->param;
+                   const reports::Table t = reports::make_report(store, r->table, opt);
+                   std::fputs(reports::render(t, reports::parse_format(r->format)).c_str(), stdout);
+                   return 0;
+                 }});
+
+  struct CompareArgs {
+    std::string baseline, candidate, format = "md";
+    double max_slowdown_pct = 5;
+    std::vector<std::string> metrics = {"ttft_s"};
+    int min_trials = 5;
+    double confidence = 0.95;
+  };
+  auto c = std::make_shared<CompareArgs>();
+  CLI::App* compare = app.add_subcommand(
+      "compare", "Compare a candidate store against a baseline store; exit 3 on a regression");
+  compare->add_option("--baseline", c->baseline, "Baseline results store")->required();
+  compare->add_option("--candidate", c->candidate, "Candidate results store")->required();
+  compare
+      ->add_option("--max-slowdown", c->max_slowdown_pct,
+                   "Allowed slowdown in percent (default 5); a case regresses when the "
+                   "confidence interval of its slowdown lies entirely above 1 + this")
+      ->check(CLI::NonNegativeNumber);
+  compare->add_option("--metric", c->metrics,
+                      "ttft_s (default), decode_tok_s, peak_rss_bytes, kv_bytes");
+  compare->add_option("--min-trials", c->min_trials,
+                      "Trials needed on each side to judge a case (default 5)");
+  compare
+      ->add_option("--confidence", c->confidence,
+                   "Joint confidence over all judged cases (default 0.95; Bonferroni per case)")
+      ->check(CLI::Range(0.5, 0.999999));
+  compare->add_option("--format", c->format, "md, csv, latex or json")
+      ->check(CLI::IsMember({"md", "markdown", "csv", "latex", "tex", "json"}));
+  out.push_back({compare, [c] {
+                   const auto base = results::ResultStore::open_readonly(c->baseline);
+                   const auto cand = results::ResultStore::open_readonly(c->candidate);
+                   reports::CompareOptions opt;
+                   opt.metrics = c->metrics;
+                   opt.max_slowdown = c->max_slowdown_pct / 100.0;
+                   opt.min_trials = c->min_trials;
+                   opt.level = c->confidence;
+                   const auto res = reports::compare_stores(base, cand, opt);
+                   const auto t = reports::compare_table(res, opt);
+                   std::fputs(reports::render(t, reports::parse_format(c->format)).c_str(), stdout);
+                   std::fprintf(stderr, "compare: %zu matched case-metrics, %zu regressed\n",
+                                res.cases.size(), res.regressed());
+                   return res.regressed() ? kExitRegression : 0;
+                 }});
+
+  struct MergeArgs {
+    std::string out;
+    std::vector<std::string> inputs;
+  };
+  auto m = std::make_shared<MergeArgs>();
+  CLI::App* merge = app.add_subcommand(
+      "merge", "Merge results stores (e.g. from several machines) into OUT without duplicates");
+  merge->add_option("out", m->out, "Output store (created if missing)")->required();
+  merge->add_option("inputs", m->inputs, "Input stores")->required();
+  out.push_back({merge, [m] {
+                   const auto s = results::merge(m->out, m->inputs);
+                   std::printf(
+                       "merged %zu store(s) into %s: %lld run(s) added, %lld trial(s) added, "
+                       "%lld duplicate, %lld conflicting (kept first), %lld failure(s) replaced\n",
+                       m->inputs.size(), m->out.c_str(), (long long)s.runs_added,
+                       (long long)s.trials_added, (long long)s.trials_duplicate,
+                       (long long)s.trials_conflict, (long long)s.failures_replaced);
+                   return 0;
+                 }});
+}
 
 }  // namespace accel

@@ -107,6 +107,8 @@ double log_sum_exp(const float* x, size_t n) {
   if (n == 0) return -INFINITY;
   double m = x[0];
   for (size_t i = 1; i < n; ++i) m = std::fmax(m, double(x[i]));
+  // All -inf (log 0) or any +inf: the answer is m; x - m below would be inf - inf = NaN.
+  if (std::isinf(m)) return m;
   double sum = 0;
   for (size_t i = 0; i < n; ++i) sum += std::exp(double(x[i]) - m);
   return m + std::log(sum);

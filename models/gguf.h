@@ -27,6 +27,11 @@ enum class GgufType : uint32_t {
   STRING = 8, ARRAY = 9, UINT64 = 10, INT64 = 11, FLOAT64 = 12,
 };
 
+// Spec name of a type id ("uint32", "string", ...; "unknown" otherwise) and the encoded size of a
+// scalar (0 for STRING, ARRAY and unknown ids).
+const char* gguf_type_name(GgufType t);
+size_t gguf_scalar_size(GgufType t);
+
 // One metadata value. Scalars keep their declared type; integer types are stored widened in
 // `u` (unsigned and BOOL) or `i` (signed), floats in `f`. Arrays (of any non-array type) keep their
 // element type in `elem` and their values in the matching vector (arr_u / arr_i / arr_f / arr_s).

@@ -1,0 +1,95 @@
+// `accelbench run [PLAN]`, `accelbench plan show PLAN` and `accelbench methods`.
+#include <cstdio>
+#include <iostream>
+
+#include "harness/cli.h"
+#include "harness/plan.h"
+#include "harness/runner.h"
+#include "methods/method.h"
+
+namespace accel {
+
+namespace {
+
+Plan plan_from(const std::string& file, const std::string& models_dir) {
+  if (file.empty()) return parse_plan(default_plan_json(), "(built-in quick plan)", models_dir);
+  return load_plan(file, models_dir);
+}
+
+}  // namespace
+
+void register_run_commands(CLI::App& app, CliCommands& out) {
+  struct RunArgs {
+    std::string plan, db = "runs/accelbench.sqlite", models_dir = "models-cache";
+    bool dry_run = false, no_report = false;
+    int threads = 0;
+  };
+  auto a = std::make_shared<RunArgs>();
+  CLI::App* run = app.add_subcommand(
+      "run", "Run a plan (default: the built-in quick plan on the tiny family) into a store");
+  run->add_option("plan", a->plan, "Plan JSON file (omit for the built-in quick plan)");
+  run->add_option("--db", a->db, "Results store (default runs/accelbench.sqlite)");
+  run->add_option("--models-dir", a->models_dir,
+                  "Where synthetic families are made on demand (default models-cache)");
+  run->add_option("--threads", a->threads, "Override the plan's thread count");
+  run->add_flag("--dry-run", a->dry_run, "Print the cases and whether each is done; run nothing");
+  run->add_flag("--no-report", a->no_report, "Do not print the ttft table afterwards");
+  out.push_back({run, [a] {
+                   const Plan p = plan_from(a->plan, a->models_dir);
+                   RunOptions opt;
+                   opt.db_path = a->db;
+                   opt.dry_run = a->dry_run;
+                   opt.threads = a->threads;
+                   const RunSummary s = run_plan(p, opt, std::cerr);
+                   if (a->dry_run) return 0;
+                   std::fprintf(stderr,
+                                "run %s: %zu cases, %zu already done, %zu completed, %zu failed%s\n"
+                                "measured %.2f s; harness overhead %.4f s (%.3f%% of measured); "
+                                "setup %.2f s\n",
+                                s.run_id.c_str(), s.cases, s.skipped, s.completed, s.failed,
+                                s.interrupted ? ", interrupted (rerun to continue)" : "",
+                                s.measured_s, s.overhead_s,
+                                s.measured_s > 0 ? 100.0 * s.overhead_s / s.measured_s : 0.0,
+                                s.setup_s);
+                   if (!a->no_report && !s.interrupted) print_default_report(a->db);
+                   return s.interrupted ? 130 : (s.failed ? 4 : 0);  // 4: some cases failed (recorded)
+                 }});
+
+  auto plan_file = std::make_shared<std::string>();
+  auto models_dir = std::make_shared<std::string>("models-cache");
+  CLI::App* plan = app.add_subcommand("plan", "Inspect plans");
+  plan->require_subcommand(1);
+  CLI::App* show = plan->add_subcommand("show", "Print the cases a plan expands to");
+  show->add_option("plan", *plan_file, "Plan JSON file (omit for the built-in quick plan)");
+  show->add_option("--models-dir", *models_dir, "Where synthetic families are made");
+  out.push_back({show, [plan_file, models_dir] {
+                   const Plan p = plan_from(*plan_file, *models_dir);
+                   const auto cases = expand_plan(p);
+                   std::printf("plan '%s': %zu cases (%d warm-up + %d measured trials each)\n",
+                               p.name.c_str(), cases.size(), p.warmup, p.trials);
+                   for (const auto& c : cases) std::printf("  %s\n", c.label(p).c_str());
+                   return 0;
+                 }});
+
+  CLI::App* methods = app.add_subcommand("methods", "List the methods and their parameters");
+  out.push_back({methods, [] {
+                   for (const Method* m : all_methods()) {
+                     std::printf("%s%s: %s\n", m->name().c_str(),
+                                 m->needs_draft() ? " (needs a draft)" : "", m->summary().c_str());
+                     for (const auto& p : m->params()) {
+                       std::string range;
+                       if (p.kind == ParamSpec::Kind::Choice) {
+                         for (const auto& c : p.choices) range += (range.empty() ? "" : "|") + c;
+                       } else if (p.kind != ParamSpec::Kind::Bool) {
+                         range = std::string(p.min_exclusive ? "(" : "[") +
+                                 nlohmann::json(p.min).dump() + ", " + nlohmann::json(p.max).dump() + "]";
+                       }
+                       std::printf("  %-20s default %-8s %-14s %s\n", p.name.c_str(),
+                                   p.default_value.dump().c_str(), range.c_str(), p.help.c_str());
+                     }
+                   }
+                   return 0;
+                 }});
+}
+
+}  // namespace accel

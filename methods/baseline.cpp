@@ -1,0 +1,54 @@
+// BaselineMethod and the shared greedy-decode tail (see baseline.h).
+#include "methods/baseline.h"
+
+#include "methods/phase_timer.h"
+#include "models/generation.h"
+
+namespace accel {
+
+void finish_with_greedy_decode(const Engine& e, const Request& r, KVCache& cache,
+                               std::vector<float> last_logits, int32_t next_pos, PhaseTimer& timer,
+                               Outcome& out) {
+  const Model& m = *e.target;
+  out.prompt_tokens = r.prompt.size();
+  // The first token is chosen from the prompt's last logits: that choice ends TTFT.
+  const int32_t first = argmax(last_logits);
+  timer.lap("first_token");
+  out.ttft_s = timer.elapsed();
+  if (r.keep_logits > 0) out.logits.push_back(last_logits);
+  out.tokens.push_back(first);
+  const auto t_decode = PhaseTimer::Clock::now();
+  if (first != r.eos && r.max_new_tokens > 1) {
+    DecodeOptions opt;
+    opt.max_tokens = r.max_new_tokens - 1;
+    opt.eos = r.eos;
+    opt.on_token = [&](int32_t, std::span<const float> lg) {
+      if (int(out.logits.size()) < r.keep_logits) out.logits.emplace_back(lg.begin(), lg.end());
+    };
+    // Feed the first token at next_pos, then continue greedily.
+    const int32_t row = 0;
+    std::vector<float> lg = m.forward({&first, 1}, {&next_pos, 1}, cache, {&row, 1});
+    const auto rest = greedy_decode(m, cache, std::move(lg), next_pos + 1, opt);
+    out.tokens.insert(out.tokens.end(), rest.begin(), rest.end());
+  }
+  timer.lap("decode");
+  out.decode_s =
+      std::chrono::duration<double>(PhaseTimer::Clock::now() - t_decode).count();
+  out.phases = timer.phases();
+  out.kv_bytes = cache.bytes();
+}
+
+Outcome BaselineMethod::run(const Engine& e, const Request& r, const nlohmann::json&) const {
+  PhaseTimer timer;
+  Outcome out;
+  const Model& m = *e.target;
+  KVCache cache = m.make_cache();
+  std::vector<float> last =
+      prefill(m, r.prompt, iota_positions(0, r.prompt.size()), cache, e.prefill_chunk);
+  timer.lap("prefill");
+  out.kept_tokens = r.prompt.size();
+  finish_with_greedy_decode(e, r, cache, std::move(last), int32_t(r.prompt.size()), timer, out);
+  return out;
+}
+
+}  // namespace accel

@@ -1,0 +1,73 @@
+// The Method interface every acceleration method implements, its parameter declarations, and the
+// registry by name. Methods run over the model API and report tokens, phase timings and stats;
+// they never touch SQLite, plans or suites (ARCHITECTURE.md layering).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/model.h"
+
+namespace accel {
+
+// One declared parameter: its default, its allowed values and a line of help.
+struct ParamSpec {
+  enum class Kind { Int, Float, Bool, Choice };
+  std::string name;
+  Kind kind = Kind::Float;
+  nlohmann::json default_value;
+  double min = 0, max = 0;            // Int/Float: inclusive range, checked
+  bool min_exclusive = false;         // e.g. keep in (0, 1]
+  std::vector<std::string> choices;   // Choice
+  std::string help;
+};
+
+// What a method runs on: the target, and the draft/auxiliary model when the method needs one.
+struct Engine {
+  const Model* target = nullptr;
+  const Model* draft = nullptr;
+  size_t prefill_chunk = 512;
+};
+
+struct Request {
+  std::vector<int32_t> prompt;   // token ids, BOS included when the workload wants it
+  int max_new_tokens = 16;       // decode length (>= 1)
+  int32_t eos = -1;              // stop token (-1: none)
+  int keep_logits = 0;           // keep the logits of the first n generated positions
+};
+
+struct Outcome {
+  std::vector<int32_t> tokens;                             // generated tokens
+  std::vector<std::pair<std::string, double>> phases;      // in order, seconds
+  double ttft_s = 0;                                       // prompt in hand -> first token
+  double decode_s = 0;                                     // after the first token
+  size_t prompt_tokens = 0;
+  size_t kept_tokens = 0;                                  // prompt tokens the target prefilled
+  size_t kv_bytes = 0;                                     // target KV cache at the end
+  nlohmann::json stats = nlohmann::json::object();         // method-specific
+  std::vector<std::vector<float>> logits;                  // Request::keep_logits rows
+};
+
+class Method {
+ public:
+  virtual ~Method() = default;
+  virtual std::string name() const = 0;
+  virtual std::string summary() const = 0;
+  virtual std::vector<ParamSpec> params() const { return {}; }
+  virtual bool needs_draft() const { return false; }
+  // Runs one request. `params` is already resolved (see resolve_params).
+  virtual Outcome run(const Engine& e, const Request& r, const nlohmann::json& params) const = 0;
+};
+
+// Fills defaults and checks every value against its declaration; throws std::invalid_argument
+// naming the method and the parameter (unknown names included).
+nlohmann::json resolve_params(const Method& m, const nlohmann::json& given);
+
+const Method& find_method(const std::string& name);  // throws naming the known methods
+std::vector<const Method*> all_methods();
+
+}  // namespace accel

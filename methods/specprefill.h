@@ -1,0 +1,23 @@
+// SpecPrefill: a draft model scores which prompt tokens matter (attention of its lookahead queries
+// over the prompt keys), and the target prefills only the kept chunks at their original positions;
+// decoding then continues at the full prompt length. Canonical mode follows the reference
+// implementation (specs/methods.md §1.7); variants are parameters recorded with every result.
+// Orchestration only: the math lives in specprefill_scoring.*, the forward pass in models/.
+#pragma once
+#include "methods/method.h"
+
+namespace accel {
+
+class SpecPrefillMethod : public Method {
+ public:
+  std::string name() const override { return "specprefill"; }
+  std::string summary() const override {
+    return "draft-scored sparse prefill: keep the top chunks by draft attention, prefill them at "
+           "their original positions, decode at the full prompt length";
+  }
+  std::vector<ParamSpec> params() const override;
+  bool needs_draft() const override { return true; }
+  Outcome run(const Engine& e, const Request& r, const nlohmann::json& params) const override;
+};
+
+}  // namespace accel

@@ -1,0 +1,328 @@
+// Model loading (tensor names, shapes and types checked against the config) and the forward pass.
+// Every op is row-wise or a batch-invariant kernel, so a token's logits do not depend on how the
+// sequence was chunked (ARCHITECTURE.md invariant 1).
+#include "models/model.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cassert>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/attention.h"
+#include "kernels/elementwise.h"
+#include "kernels/quant.h"
+
+namespace accel {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Times a GEMM into the profile when one is attached.
+void timed_gemm(ForwardProfile* prof, const float* X, size_t M, size_t ldx, const PackedWeight& W,
+                float* Y, size_t ldy, const float* bias = nullptr) {
+  if (!prof) return gemm(X, M, ldx, W, Y, ldy, bias);
+  const auto t0 = Clock::now();
+  gemm(X, M, ldx, W, Y, ldy, bias);
+  prof->gemm_s += std::chrono::duration<double>(Clock::now() - t0).count();
+  prof->gemm_flops += 2.0 * double(M) * double(W.rows()) * double(W.cols());
+}
+
+std::string dims_str(const std::vector<uint64_t>& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+// Looks up a tensor and checks its dims (ggml order); throws naming file and tensor.
+const GgufTensorInfo& expect(const GgufFile& f, const std::string& name,
+                             const std::vector<uint64_t>& dims) {
+  const GgufTensorInfo* t = f.find_tensor(name);
+  if (!t) throw GgufError("[model] " + f.path() + ": tensor '" + name + "' is missing");
+  if (t->dims != dims)
+    throw GgufError("[model] " + f.path() + ": tensor '" + name + "' has shape " +
+                    dims_str(t->dims) + ", expected " + dims_str(dims));
+  return *t;
+}
+
+std::vector<float> load_vector(const GgufFile& f, const std::string& name, uint64_t n) {
+  const GgufTensorInfo& t = expect(f, name, {n});
+  std::vector<float> v(n);
+  dequantize_row(t.type, f.tensor_data(t), v.data(), n);
+  return v;
+}
+
+// Packs the row-concatenation of several [rows_i x cols] matrices into one weight, so that one
+// GEMM computes e.g. Q, K and V. Mixed types are widened to f32 (same values, more bytes).
+PackedWeight pack_rows(const GgufFile& f, const std::vector<const GgufTensorInfo*>& parts,
+                       size_t cols) {
+  bool same = true;
+  size_t rows = 0;
+  for (auto* p : parts) {
+    same = same && p->type == parts[0]->type;
+    rows += p->dims[1];
+  }
+  if (parts.size() == 1)
+    return PackedWeight::pack(parts[0]->type, f.tensor_data(*parts[0]), rows, cols);
+  if (same) {
+    std::vector<uint8_t> buf;
+    for (auto* p : parts) {
+      const uint8_t* d = f.tensor_data(*p);
+      buf.insert(buf.end(), d, d + p->n_bytes);
+    }
+    return PackedWeight::pack(parts[0]->type, buf.data(), rows, cols);
+  }
+  std::vector<float> buf(rows * cols);
+  size_t r0 = 0;
+  for (auto* p : parts) {
+    const size_t rb = dtype_row_bytes(p->type, cols);
+    for (size_t r = 0; r < p->dims[1]; ++r)
+      dequantize_row(p->type, f.tensor_data(*p) + r * rb, buf.data() + (r0 + r) * cols, cols);
+    r0 += p->dims[1];
+  }
+  return PackedWeight::pack(DType::F32, buf.data(), rows, cols);
+}
+
+}  // namespace
+
+Model::Model(GgufFile f) : file_(std::move(f)) {}
+
+std::unique_ptr<Model> Model::load(const std::string& path) {
+  std::unique_ptr<Model> m(new Model(GgufFile::open(path)));
+  m->cfg_ = ModelConfig::from_gguf(m->file_);
+  m->load_weights();
+  return m;
+}
+
+void Model::load_weights() {
+  const GgufFile& f = file_;
+  ModelConfig& c = cfg_;
+  const uint64_t E = uint64_t(c.n_embd), Q = uint64_t(c.q_dim()), KV = uint64_t(c.kv_dim());
+
+  const GgufTensorInfo* emb = f.find_tensor("token_embd.weight");
+  if (!emb) throw GgufError("[model] " + f.path() + ": tensor 'token_embd.weight' is missing");
+  if (emb->dims.size() != 2 || emb->dims[0] != E || emb->dims[1] == 0 || emb->dims[1] > (1u << 22))
+    throw GgufError("[model] " + f.path() + ": tensor 'token_embd.weight' has shape " +
+                    dims_str(emb->dims) + ", expected [" + std::to_string(E) + ", n_vocab]");
+  if (c.n_vocab == 0) c.n_vocab = int(emb->dims[1]);
+  if (uint64_t(c.n_vocab) != emb->dims[1])
+    throw GgufError("[model] " + f.path() + ": tensor 'token_embd.weight' has " +
+                    std::to_string(emb->dims[1]) + " rows but the vocabulary has " +
+                    std::to_string(c.n_vocab) + " tokens");
+  tok_embd_ = f.tensor_data(*emb);
+  tok_embd_type_ = emb->type;
+  const uint64_t V = uint64_t(c.n_vocab);
+
+  output_norm_ = load_vector(f, "output_norm.weight", E);
+  if (f.find_tensor("output.weight"))
+    output_ = pack_rows(f, {&expect(f, "output.weight", {E, V})}, E);
+  else
+    output_ = pack_rows(f, {emb}, E);  // tied embeddings
+
+  layers_.resize(size_t(c.n_layer));
+  for (int l = 0; l < c.n_layer; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    LayerWeights& L = layers_[size_t(l)];
+    L.attn_norm = load_vector(f, p + "attn_norm.weight", E);
+    L.ffn_norm = load_vector(f, p + "ffn_norm.weight", E);
+    L.wqkv = pack_rows(f,
+                       {&expect(f, p + "attn_q.weight", {E, Q}), &expect(f, p + "attn_k.weight", {E, KV}),
+                        &expect(f, p + "attn_v.weight", {E, KV})},
+                       E);
+    L.wo = pack_rows(f, {&expect(f, p + "attn_output.weight", {Q, E})}, Q);
+    if (c.qkv_bias) {
+      for (auto [n, d] : {std::pair{"attn_q.bias", Q}, {"attn_k.bias", KV}, {"attn_v.bias", KV}}) {
+        auto b = load_vector(f, p + n, d);
+        L.qkv_bias.insert(L.qkv_bias.end(), b.begin(), b.end());
+      }
+    }
+    if (c.qk_norm) {
+      L.q_norm = load_vector(f, p + "attn_q_norm.weight", uint64_t(c.head_dim));
+      L.k_norm = load_vector(f, p + "attn_k_norm.weight", uint64_t(c.head_dim));
+    }
+    if (c.n_expert == 0) {
+      const uint64_t F = uint64_t(c.n_ff);
+      L.w_gate_up = pack_rows(
+          f, {&expect(f, p + "ffn_gate.weight", {E, F}), &expect(f, p + "ffn_up.weight", {E, F})},
+          E);
+      L.w_down = pack_rows(f, {&expect(f, p + "ffn_down.weight", {F, E})}, F);
+    } else {
+      const uint64_t F = uint64_t(c.n_ff_expert), NE = uint64_t(c.n_expert);
+      L.w_router = pack_rows(f, {&expect(f, p + "ffn_gate_inp.weight", {E, NE})}, E);
+      const auto& g = expect(f, p + "ffn_gate_exps.weight", {E, F, NE});
+      const auto& u = expect(f, p + "ffn_up_exps.weight", {E, F, NE});
+      const auto& d = expect(f, p + "ffn_down_exps.weight", {F, E, NE});
+      for (uint64_t e = 0; e < NE; ++e) {
+        // Slice expert e out of each 3-D tensor as a 2-D view with the same type.
+        auto slice = [&](const GgufTensorInfo& t, uint64_t rows, uint64_t cols) {
+          GgufTensorInfo s = t;
+          s.dims = {cols, rows};
+          s.n_bytes = t.n_bytes / NE;
+          s.offset = t.offset + e * s.n_bytes;
+          return s;
+        };
+        GgufTensorInfo ge = slice(g, F, E), ue = slice(u, F, E), de = slice(d, E, F);
+        L.exp_gate_up.push_back(pack_rows(f, {&ge, &ue}, E));
+        L.exp_down.push_back(pack_rows(f, {&de}, F));
+      }
+    }
+  }
+  n_params_ = 0;
+  for (const auto& t : f.tensors()) n_params_ += t.n_elements;
+  weight_bytes_ = output_.bytes();
+  for (const auto& L : layers_) {
+    weight_bytes_ += L.wqkv.bytes() + L.wo.bytes() + L.w_gate_up.bytes() + L.w_down.bytes() +
+                     L.w_router.bytes();
+    for (const auto& w : L.exp_gate_up) weight_bytes_ += w.bytes();
+    for (const auto& w : L.exp_down) weight_bytes_ += w.bytes();
+  }
+}
+
+void Model::embed(int32_t token, float* out) const {
+  const size_t rb = dtype_row_bytes(tok_embd_type_, size_t(cfg_.n_embd));
+  dequantize_row(tok_embd_type_, tok_embd_ + size_t(token) * rb, out, size_t(cfg_.n_embd));
+}
+
+void Model::ffn_dense(const LayerWeights& L, const float* xn, size_t T, float* out,
+                      ForwardProfile* prof) const {
+  const size_t F = size_t(cfg_.n_ff), E = size_t(cfg_.n_embd);
+  std::vector<float> gu(T * 2 * F);  // [T][gate F | up F]
+  timed_gemm(prof, xn, T, E, L.w_gate_up, gu.data(), 2 * F);
+#pragma omp parallel for schedule(static) if (T > 16)
+  for (size_t t = 0; t < T; ++t) swiglu(&gu[t * 2 * F], &gu[t * 2 * F + F], &gu[t * 2 * F], F);
+  timed_gemm(prof, gu.data(), T, 2 * F, L.w_down, out, E);
+}
+
+void Model::ffn_moe(const LayerWeights& L, const float* xn, size_t T, float* out,
+                    ForwardProfile* prof) const {
+  const size_t F = size_t(cfg_.n_ff_expert), E = size_t(cfg_.n_embd);
+  const int NE = cfg_.n_expert, K = cfg_.n_expert_used;
+  std::vector<float> router(T * size_t(NE));
+  timed_gemm(prof, xn, T, E, L.w_router, router.data(), size_t(NE));
+  // Per token: softmax over experts, top-K (ties to the lower index), weights renormalised.
+  std::vector<float> weight(T * size_t(NE), 0.f);  // [T][NE], zero for unrouted experts
+  std::vector<int> order(static_cast<size_t>(NE));
+  for (size_t t = 0; t < T; ++t) {
+    float* r = &router[t * size_t(NE)];
+    softmax(r, size_t(NE));
+    for (int e = 0; e < NE; ++e) order[size_t(e)] = e;
+    std::partial_sort(order.begin(), order.begin() + K, order.end(),
+                      [&](int a, int b) { return r[a] > r[b] || (r[a] == r[b] && a < b); });
+    float sum = 0;
+    for (int i = 0; i < K; ++i) sum += r[order[size_t(i)]];
+    for (int i = 0; i < K; ++i) weight[t * size_t(NE) + size_t(order[size_t(i)])] = r[order[size_t(i)]] / sum;
+  }
+  std::fill(out, out + T * E, 0.f);
+  // Experts in index order: each token's output is summed in expert-index order whatever the batch.
+  std::vector<float> xs, gu, y;
+  std::vector<size_t> rows;
+  for (int e = 0; e < NE; ++e) {
+    rows.clear();
+    for (size_t t = 0; t < T; ++t)
+      if (weight[t * size_t(NE) + size_t(e)] > 0.f) rows.push_back(t);
+    if (rows.empty()) continue;
+    const size_t M = rows.size();
+    xs.resize(M * E);
+    for (size_t i = 0; i < M; ++i) std::memcpy(&xs[i * E], xn + rows[i] * E, E * 4);
+    gu.resize(M * 2 * F);
+    timed_gemm(prof, xs.data(), M, E, L.exp_gate_up[size_t(e)], gu.data(), 2 * F);
+    for (size_t i = 0; i < M; ++i) swiglu(&gu[i * 2 * F], &gu[i * 2 * F + F], &gu[i * 2 * F], F);
+    y.resize(M * E);
+    timed_gemm(prof, gu.data(), M, 2 * F, L.exp_down[size_t(e)], y.data(), E);
+    for (size_t i = 0; i < M; ++i) {
+      const float w = weight[rows[i] * size_t(NE) + size_t(e)];
+      float* o = out + rows[i] * E;
+      for (size_t j = 0; j < E; ++j) o[j] += w * y[i * E + j];
+    }
+  }
+}
+
+std::vector<float> Model::forward(std::span<const int32_t> tokens,
+                                  std::span<const int32_t> positions, KVCache& cache,
+                                  std::span<const int32_t> logits_rows,
+                                  const ForwardHooks* hooks) const {
+  const ModelConfig& c = cfg_;
+  const size_t T = tokens.size();
+  if (positions.size() != T)
+    throw std::invalid_argument("forward: " + std::to_string(T) + " tokens but " +
+                                std::to_string(positions.size()) + " positions");
+  if (cache.n_layer() != c.n_layer || cache.kv_dim() != c.kv_dim())
+    throw std::invalid_argument("forward: KV cache shape does not match the model");
+  for (size_t i = 0; i < T; ++i) {
+    if (tokens[i] < 0 || tokens[i] >= c.n_vocab)
+      throw std::out_of_range("forward: token id " + std::to_string(tokens[i]) +
+                              " outside the vocabulary [0, " + std::to_string(c.n_vocab) + ")");
+    if (positions[i] < 0 || positions[i] >= c.n_ctx)
+      throw std::out_of_range("forward: position " + std::to_string(positions[i]) +
+                              " outside the model's context [0, " + std::to_string(c.n_ctx) + ")");
+  }
+  for (int32_t r : logits_rows)
+    if (r < 0 || size_t(r) >= T) throw std::out_of_range("forward: logits row out of range");
+  if (T == 0) return {};
+
+  const size_t E = size_t(c.n_embd), Qd = size_t(c.q_dim()), KVd = size_t(c.kv_dim());
+  const size_t ldqkv = Qd + 2 * KVd;
+  std::vector<float> x(T * E), xn(T * E), qkv(T * ldqkv), att(T * Qd), tmp(T * E);
+  for (size_t t = 0; t < T; ++t) embed(tokens[t], &x[t * E]);
+
+  cache.stage(positions.data(), T);
+  const size_t n0 = cache.size(), n_kv = n0 + T;
+  ForwardProfile* prof = hooks ? hooks->profile : nullptr;
+  const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim,
+                             float(1.0 / std::sqrt(double(c.head_dim)))};
+
+  for (int l = 0; l < c.n_layer; ++l) {
+    const LayerWeights& L = layers_[size_t(l)];
+    rmsnorm(x.data(), T, E, E, L.attn_norm.data(), c.rms_eps, xn.data(), E);
+    timed_gemm(prof, xn.data(), T, E, L.wqkv, qkv.data(), ldqkv,
+               L.qkv_bias.empty() ? nullptr : L.qkv_bias.data());
+    float* q = qkv.data();
+    float* k = qkv.data() + Qd;
+    if (c.qk_norm) {
+      for (size_t t = 0; t < T; ++t) {
+        rmsnorm(q + t * ldqkv, size_t(c.n_head), size_t(c.head_dim), size_t(c.head_dim),
+                L.q_norm.data(), c.rms_eps, q + t * ldqkv, size_t(c.head_dim));
+        rmsnorm(k + t * ldqkv, size_t(c.n_head_kv), size_t(c.head_dim), size_t(c.head_dim),
+                L.k_norm.data(), c.rms_eps, k + t * ldqkv, size_t(c.head_dim));
+      }
+    }
+    rope(q, T, ldqkv, c.n_head, positions.data(), c.rope);
+    rope(k, T, ldqkv, c.n_head_kv, positions.data(), c.rope);
+    if (hooks && hooks->on_query) hooks->on_query(l, q, T, ldqkv);
+    float* kc = cache.k(l);
+    float* vc = cache.v(l);
+    for (size_t t = 0; t < T; ++t) {
+      std::memcpy(kc + (n0 + t) * KVd, k + t * ldqkv, KVd * 4);
+      std::memcpy(vc + (n0 + t) * KVd, k + KVd + t * ldqkv, KVd * 4);
+    }
+    const auto ta = Clock::now();
+    attention_causal(shape, q, ldqkv, positions.data(), T, kc, vc, KVd, cache.positions(), n_kv,
+                     att.data(), Qd);
+    if (prof) prof->attention_s += std::chrono::duration<double>(Clock::now() - ta).count();
+    timed_gemm(prof, att.data(), T, Qd, L.wo, tmp.data(), E);
+    add_inplace(x.data(), tmp.data(), T * E);
+    rmsnorm(x.data(), T, E, E, L.ffn_norm.data(), c.rms_eps, xn.data(), E);
+    if (c.n_expert == 0)
+      ffn_dense(L, xn.data(), T, tmp.data(), prof);
+    else
+      ffn_moe(L, xn.data(), T, tmp.data(), prof);
+    add_inplace(x.data(), tmp.data(), T * E);
+  }
+  cache.commit(T);
+  if (prof) {
+    double pairs = 0;
+    for (size_t t = 0; t < T; ++t)
+      for (size_t j = 0; j < n_kv; ++j) pairs += cache.positions()[j] <= positions[t] ? 1 : 0;
+    prof->attention_pairs += pairs * c.n_head * c.n_layer;
+  }
+
+  const size_t R = logits_rows.size();
+  std::vector<float> h(R * E), logits(R * size_t(c.n_vocab));
+  for (size_t i = 0; i < R; ++i)
+    rmsnorm(&x[size_t(logits_rows[i]) * E], 1, E, E, output_norm_.data(), c.rms_eps, &h[i * E], E);
+  timed_gemm(prof, h.data(), R, E, output_, logits.data(), size_t(c.n_vocab));
+  return logits;
+}
+
+}  // namespace accel

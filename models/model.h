@@ -1,0 +1,89 @@
+// Model: weights loaded from a GGUF file and the transformer forward pass (llama / qwen2 / qwen3,
+// dense or top-k routed MoE FFN). Owns the forward computation and its scratch; never times,
+// samples beyond argmax, or touches a tokenizer (see generation.h and tokenizer.h).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kernels/gemm.h"
+#include "models/gguf.h"
+#include "models/kv_cache.h"
+#include "models/model_config.h"
+
+namespace accel {
+
+// Where a forward pass spent its time, accumulated across calls (for benchmarks and profiling).
+struct ForwardProfile {
+  double gemm_s = 0, attention_s = 0;
+  double gemm_flops = 0;       // 2*M*N*K summed over GEMMs
+  double attention_pairs = 0;  // visible (query, key) pairs summed over layers and query heads
+};
+
+// Optional callbacks into the forward pass; a null or empty member costs nothing.
+struct ForwardHooks {
+  ForwardProfile* profile = nullptr;
+  // After RoPE, for every layer: q is [n_tokens][n_head * head_dim] with row stride ld.
+  std::function<void(int layer, const float* q, size_t n_tokens, size_t ld)> on_query;
+};
+
+struct LayerWeights {
+  std::vector<float> attn_norm, ffn_norm;     // [n_embd]
+  std::vector<float> qkv_bias;                // [q_dim + 2 kv_dim] (qwen2) or empty
+  std::vector<float> q_norm, k_norm;          // [head_dim] (qwen3) or empty
+  PackedWeight wqkv;                          // rows: q_dim + 2 kv_dim, cols: n_embd
+  PackedWeight wo;                            // rows: n_embd, cols: q_dim
+  PackedWeight w_gate_up;                     // rows: 2 n_ff (gate rows then up rows), cols: n_embd
+  PackedWeight w_down;                        // rows: n_embd, cols: n_ff
+  // MoE: router and per-expert weights (w_gate_up/w_down unused).
+  PackedWeight w_router;                      // rows: n_expert, cols: n_embd
+  std::vector<PackedWeight> exp_gate_up;      // (expert) rows: 2 n_ff_expert, cols: n_embd
+  std::vector<PackedWeight> exp_down;         // (expert) rows: n_embd, cols: n_ff_expert
+};
+
+class Model {
+ public:
+  // Loads and validates every tensor (names, shapes, types); throws GgufError naming the file and
+  // tensor. The GGUF mapping is kept open for the token embedding table.
+  static std::unique_ptr<Model> load(const std::string& path);
+
+  const ModelConfig& config() const { return cfg_; }
+  const GgufFile& file() const { return file_; }
+  const std::string& path() const { return file_.path(); }
+  uint64_t n_params() const { return n_params_; }
+  size_t weight_bytes() const { return weight_bytes_; }  // packed bytes a forward streams
+  KVCache make_cache() const { return KVCache(cfg_.n_layer, cfg_.kv_dim()); }
+
+  // Runs tokens[i] at absolute position positions[i] (any order the cache allows: every position
+  // must lie in [0, n_ctx)), appends their K/V to `cache`, and returns the logits of the batch
+  // rows listed in logits_rows as [logits_rows.size()][n_vocab].
+  std::vector<float> forward(std::span<const int32_t> tokens, std::span<const int32_t> positions,
+                             KVCache& cache, std::span<const int32_t> logits_rows,
+                             const ForwardHooks* hooks = nullptr) const;
+
+  // Embedding row of a token as float (dequantized): [n_embd].
+  void embed(int32_t token, float* out) const;
+
+ private:
+  explicit Model(GgufFile f);
+  void load_weights();
+  void ffn_dense(const LayerWeights& L, const float* xn, size_t T, float* out,
+                 ForwardProfile* prof) const;
+  void ffn_moe(const LayerWeights& L, const float* xn, size_t T, float* out,
+               ForwardProfile* prof) const;
+
+  GgufFile file_;
+  ModelConfig cfg_;
+  std::vector<LayerWeights> layers_;
+  std::vector<float> output_norm_;  // [n_embd]
+  PackedWeight output_;             // rows: n_vocab, cols: n_embd
+  const uint8_t* tok_embd_ = nullptr;
+  DType tok_embd_type_ = DType::F32;
+  uint64_t n_params_ = 0;
+  size_t weight_bytes_ = 0;
+};
+
+}  // namespace accel

@@ -1,0 +1,110 @@
+// ModelConfig::from_gguf: the `{arch}.*` metadata keys, bounded before use (see model_config.h).
+#include "models/model_config.h"
+
+#include <cmath>
+#include <string>
+
+#include "models/gguf.h"
+
+namespace accel {
+
+const char* arch_name(Arch a) {
+  switch (a) {
+    case Arch::Llama: return "llama";
+    case Arch::Qwen2: return "qwen2";
+    case Arch::Qwen3: return "qwen3";
+  }
+  return "?";
+}
+
+namespace {
+
+[[noreturn]] void bad(const GgufFile& f, const std::string& key, const std::string& what) {
+  throw GgufError("[model] " + f.path() + ": " + key + ": " + what);
+}
+
+int bounded_int(const GgufFile& f, const std::string& key, uint64_t lo, uint64_t hi) {
+  const uint64_t v = f.get_uint(key);
+  if (v < lo || v > hi)
+    bad(f, key, "value " + std::to_string(v) + " outside [" + std::to_string(lo) + ", " +
+                    std::to_string(hi) + "]");
+  return int(v);
+}
+
+int bounded_int_or(const GgufFile& f, const std::string& key, int def, uint64_t lo, uint64_t hi) {
+  return f.has(key) ? bounded_int(f, key, lo, hi) : def;
+}
+
+}  // namespace
+
+ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
+  ModelConfig c;
+  c.arch_name = f.get_string("general.architecture");
+  if (c.arch_name == "llama") {
+    c.arch = Arch::Llama;
+  } else if (c.arch_name == "qwen2") {
+    c.arch = Arch::Qwen2;
+  } else if (c.arch_name == "qwen3") {
+    c.arch = Arch::Qwen3;
+  } else {
+    bad(f, "general.architecture",
+        "architecture '" + c.arch_name + "' is not supported (supported: llama, qwen2, qwen3)");
+  }
+  const std::string a = c.arch_name + ".";
+  // Bounds are generous for real models and small enough that products cannot overflow.
+  c.n_ctx = bounded_int(f, a + "context_length", 1, 1u << 24);
+  c.n_embd = bounded_int(f, a + "embedding_length", 1, 1u << 16);
+  c.n_layer = bounded_int(f, a + "block_count", 1, 1024);
+  c.n_ff = bounded_int_or(f, a + "feed_forward_length", 0, 0, 1u << 18);
+  c.n_head = bounded_int(f, a + "attention.head_count", 1, 1024);
+  c.n_head_kv = bounded_int_or(f, a + "attention.head_count_kv", c.n_head, 1, 1024);
+  if (c.n_head % c.n_head_kv != 0)
+    bad(f, a + "attention.head_count_kv",
+        std::to_string(c.n_head_kv) + " does not divide head_count " + std::to_string(c.n_head));
+  const int default_hd = c.n_embd % c.n_head == 0 ? c.n_embd / c.n_head : 0;
+  c.head_dim = bounded_int_or(f, a + "attention.key_length", default_hd, 1, 1024);
+  if (c.head_dim == 0)
+    bad(f, a + "attention.head_count", "embedding_length is not a multiple of head_count");
+  if (f.has(a + "attention.value_length") &&
+      f.get_uint(a + "attention.value_length") != uint64_t(c.head_dim))
+    bad(f, a + "attention.value_length", "must equal key_length");
+  c.rope.head_dim = c.head_dim;
+  c.rope.n_rot = bounded_int_or(f, a + "rope.dimension_count", c.head_dim, 2, uint64_t(c.head_dim));
+  if (c.rope.n_rot % 2) bad(f, a + "rope.dimension_count", "must be even");
+  c.rope.freq_base = float(f.get_float_opt(a + "rope.freq_base").value_or(10000.0));
+  if (!(c.rope.freq_base > 1.f) || !std::isfinite(c.rope.freq_base))
+    bad(f, a + "rope.freq_base", "must be a finite number > 1");
+  c.rope.freq_scale = 1.f;
+  const auto scaling = f.get_string_opt(a + "rope.scaling.type");
+  if (scaling && *scaling != "none") {
+    if (*scaling != "linear")
+      bad(f, a + "rope.scaling.type", "RoPE scaling '" + *scaling + "' is not supported (linear)");
+    const double factor = f.get_float(a + "rope.scaling.factor");
+    if (!(factor >= 1.0 && factor <= 1024.0))
+      bad(f, a + "rope.scaling.factor", "must be in [1, 1024]");
+    c.rope.freq_scale = float(1.0 / factor);
+  }
+  c.rope.layout = c.arch == Arch::Llama ? RopeLayout::Adjacent : RopeLayout::HalfSplit;
+  c.rms_eps = float(f.get_float_opt(a + "attention.layer_norm_rms_epsilon").value_or(1e-5));
+  if (!(c.rms_eps > 0.f && c.rms_eps < 1.f))
+    bad(f, a + "attention.layer_norm_rms_epsilon", "must be in (0, 1)");
+  c.qkv_bias = c.arch == Arch::Qwen2;
+  c.qk_norm = c.arch == Arch::Qwen3;
+  c.n_expert = bounded_int_or(f, a + "expert_count", 0, 0, 1024);
+  if (c.n_expert > 0) {
+    c.n_expert_used = bounded_int(f, a + "expert_used_count", 1, uint64_t(c.n_expert));
+    c.n_ff_expert = bounded_int_or(f, a + "expert_feed_forward_length", c.n_ff, 1, 1u << 18);
+  } else if (c.n_ff == 0) {
+    bad(f, a + "feed_forward_length", "missing");
+  }
+  // Vocabulary size: the key when present, else the tokenizer's token count; the token embedding
+  // tensor is checked against it when weights load.
+  if (f.has(a + "vocab_size")) {
+    c.n_vocab = bounded_int(f, a + "vocab_size", 1, 1u << 22);
+  } else if (const GgufValue* t = f.find("tokenizer.ggml.tokens")) {
+    c.n_vocab = int(t->array_size());
+  }
+  return c;
+}
+
+}  // namespace accel

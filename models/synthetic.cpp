@@ -1,0 +1,202 @@
+// Synthetic family table and the seeded weight generator (see synthetic.h).
+// Every tensor gets its own random stream derived from (seed, member, tensor name, block index),
+// so the bytes do not depend on thread count or on the order tensors are generated in.
+#include "models/synthetic.h"
+
+#include <cmath>
+#include <filesystem>
+#include <stdexcept>
+
+#include "kernels/quant.h"
+#include "models/gguf.h"
+#include "models/tokenizer.h"
+#include "models/tokenizer_metadata.h"
+
+namespace accel {
+
+const std::vector<SyntheticFamily>& synthetic_families() {
+  static const std::vector<SyntheticFamily> families = {
+      {"tiny",
+       "for tests: a 1K-token prompt prefills in well under a second",
+       {{"target", Arch::Llama, 4, 128, 4, 2, 352, 4096},
+        {"draft", Arch::Llama, 2, 64, 2, 1, 160, 4096}}},
+      {"small",
+       "for benchmarks: a ~76M-parameter target (12 x 768, 12 heads, 4 KV heads, FFN 2048, 32K "
+       "context) and a 4 x 256 draft",
+       {{"target", Arch::Llama, 12, 768, 12, 4, 2048, 32768},
+        {"draft", Arch::Llama, 4, 256, 4, 2, 704, 32768}}},
+      {"tiny-qwen2",
+       "tiny qwen2-architecture pair (Q/K/V biases, NeoX RoPE), for engine tests",
+       {{"target", Arch::Qwen2, 3, 128, 4, 2, 352, 4096},
+        {"draft", Arch::Qwen2, 2, 64, 2, 1, 160, 4096}}},
+      {"tiny-qwen3",
+       "tiny qwen3-architecture pair (per-head Q/K RMSNorm, NeoX RoPE), for engine tests",
+       {{"target", Arch::Qwen3, 3, 128, 4, 2, 352, 4096},
+        {"draft", Arch::Qwen3, 2, 64, 2, 1, 160, 4096}}},
+      {"tiny-moe",
+       "tiny mixture-of-experts target (8 experts, top-2) with a dense draft, for engine tests",
+       {{"target", Arch::Llama, 2, 128, 4, 2, 128, 4096, 8, 2},
+        {"draft", Arch::Llama, 2, 64, 2, 1, 160, 4096}}},
+  };
+  return families;
+}
+
+const SyntheticFamily& find_synthetic_family(const std::string& name) {
+  std::string known;
+  for (const auto& f : synthetic_families()) {
+    if (f.name == name) return f;
+    known += (known.empty() ? "" : ", ") + f.name;
+  }
+  throw std::invalid_argument("unknown model family '" + name + "' (known: " + known + ")");
+}
+
+namespace {
+
+uint64_t splitmix64(uint64_t& s) {
+  uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+// n values from N(0, std^2) (Box-Muller on a splitmix64 stream), in blocks of 4096 values with
+// independent streams so the blocks can be generated in parallel.
+std::vector<float> normal_tensor(uint64_t seed, const std::string& key, size_t n, double stddev) {
+  std::vector<float> v(n);
+  const uint64_t base = seed ^ fnv1a(key);
+  const size_t block = 4096, n_blocks = (n + block - 1) / block;
+#pragma omp parallel for schedule(static)
+  for (size_t b = 0; b < n_blocks; ++b) {
+    uint64_t s = base + b * 0x632be59bd9b4e019ull;
+    const size_t end = std::min(n, (b + 1) * block);
+    for (size_t i = b * block; i < end; i += 2) {
+      // 53-bit uniforms in (0, 1].
+      const double u1 = (double(splitmix64(s) >> 11) + 1.0) * 0x1.0p-53;
+      const double u2 = double(splitmix64(s) >> 11) * 0x1.0p-53;
+      const double r = std::sqrt(-2.0 * std::log(u1)) * stddev;
+      v[i] = float(r * std::cos(2 * M_PI * u2));
+      if (i + 1 < end) v[i + 1] = float(r * std::sin(2 * M_PI * u2));
+    }
+  }
+  return v;
+}
+
+class TensorSink {
+ public:
+  TensorSink(GgufWriter& w, const std::string& member, uint64_t seed, DType dtype)
+      : w_(w), member_(member), seed_(seed), dtype_(dtype) {}
+
+  // A matrix of ggml dims [cols, rows] (or [cols, rows, n] for stacked experts) in the member's
+  // weight type.
+  void matrix(const std::string& name, std::vector<uint64_t> dims, double stddev) {
+    size_t n = 1;
+    for (auto d : dims) n *= d;
+    const std::vector<float> v = normal_tensor(seed_, member_ + "/" + name, n, stddev);
+    std::vector<uint8_t> bytes(dtype_row_bytes(dtype_, n));
+    quantize_row(dtype_, v.data(), bytes.data(), n);
+    w_.add_tensor(name, std::move(dims), dtype_, bytes.data(), bytes.size());
+  }
+  void vector(const std::string& name, size_t n, double value_or_nan, double stddev = 0) {
+    std::vector<float> v = stddev > 0 ? normal_tensor(seed_, member_ + "/" + name, n, stddev)
+                                      : std::vector<float>(n, float(value_or_nan));
+    w_.add_tensor(name, {n}, DType::F32, v.data(), n * 4);
+  }
+
+ private:
+  GgufWriter& w_;
+  std::string member_;
+  uint64_t seed_;
+  DType dtype_;
+};
+
+}  // namespace
+
+void write_synthetic_model(const SyntheticMemberSpec& m, const std::string& family, uint64_t seed,
+                           DType dtype, const std::string& path) {
+  const TokenizerSpec tok = byte_level_tokenizer_spec();
+  const uint64_t V = tok.tokens.size(), E = uint64_t(m.n_embd), F = uint64_t(m.n_ff);
+  const uint64_t hd = E / uint64_t(m.n_head), Q = hd * uint64_t(m.n_head),
+                 KV = hd * uint64_t(m.n_head_kv);
+  const std::string a = arch_name(m.arch);
+  GgufWriter w;
+  w.set("general.architecture", GgufValue::of_string(a));
+  w.set("general.name", GgufValue::of_string("accelbench-" + family + "-" + m.role));
+  w.set("general.file_type", GgufValue::of_u32(uint32_t(dtype)));
+  w.set("accelbench.family", GgufValue::of_string(family));
+  w.set("accelbench.role", GgufValue::of_string(m.role));
+  w.set("accelbench.seed", GgufValue::of_u64(seed));
+  w.set(a + ".vocab_size", GgufValue::of_u32(uint32_t(V)));
+  w.set(a + ".context_length", GgufValue::of_u32(uint32_t(m.n_ctx)));
+  w.set(a + ".embedding_length", GgufValue::of_u32(uint32_t(E)));
+  w.set(a + ".block_count", GgufValue::of_u32(uint32_t(m.n_layer)));
+  w.set(a + ".feed_forward_length", GgufValue::of_u32(uint32_t(F)));
+  w.set(a + ".attention.head_count", GgufValue::of_u32(uint32_t(m.n_head)));
+  w.set(a + ".attention.head_count_kv", GgufValue::of_u32(uint32_t(m.n_head_kv)));
+  w.set(a + ".attention.layer_norm_rms_epsilon", GgufValue::of_f32(1e-5f));
+  w.set(a + ".rope.freq_base", GgufValue::of_f32(m.rope_base));
+  w.set(a + ".rope.dimension_count", GgufValue::of_u32(uint32_t(hd)));
+  if (m.n_expert > 0) {
+    w.set(a + ".expert_count", GgufValue::of_u32(uint32_t(m.n_expert)));
+    w.set(a + ".expert_used_count", GgufValue::of_u32(uint32_t(m.n_expert_used)));
+    w.set(a + ".expert_feed_forward_length", GgufValue::of_u32(uint32_t(F)));
+  }
+  write_tokenizer_metadata(w, tok);
+
+  // GPT-2-style initialisation: std 0.02, residual output projections scaled by 1/sqrt(2 L).
+  const double s = 0.02, s_res = 0.02 / std::sqrt(2.0 * m.n_layer);
+  TensorSink t(w, m.role, seed, dtype);
+  t.matrix("token_embd.weight", {E, V}, s);
+  for (int l = 0; l < m.n_layer; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    t.vector(p + "attn_norm.weight", E, 1.0);
+    t.matrix(p + "attn_q.weight", {E, Q}, s);
+    t.matrix(p + "attn_k.weight", {E, KV}, s);
+    t.matrix(p + "attn_v.weight", {E, KV}, s);
+    if (m.arch == Arch::Qwen2) {
+      t.vector(p + "attn_q.bias", Q, 0, s);
+      t.vector(p + "attn_k.bias", KV, 0, s);
+      t.vector(p + "attn_v.bias", KV, 0, s);
+    }
+    if (m.arch == Arch::Qwen3) {
+      t.vector(p + "attn_q_norm.weight", hd, 1.0);
+      t.vector(p + "attn_k_norm.weight", hd, 1.0);
+    }
+    t.matrix(p + "attn_output.weight", {Q, E}, s_res);
+    t.vector(p + "ffn_norm.weight", E, 1.0);
+    if (m.n_expert == 0) {
+      t.matrix(p + "ffn_gate.weight", {E, F}, s);
+      t.matrix(p + "ffn_up.weight", {E, F}, s);
+      t.matrix(p + "ffn_down.weight", {F, E}, s_res);
+    } else {
+      const uint64_t NE = uint64_t(m.n_expert);
+      t.matrix(p + "ffn_gate_inp.weight", {E, NE}, s);
+      t.matrix(p + "ffn_gate_exps.weight", {E, F, NE}, s);
+      t.matrix(p + "ffn_up_exps.weight", {E, F, NE}, s);
+      t.matrix(p + "ffn_down_exps.weight", {F, E, NE}, s_res);
+    }
+  }
+  t.vector("output_norm.weight", E, 1.0);
+  t.matrix("output.weight", {E, V}, s);
+  w.write(path);
+}
+
+std::vector<std::string> make_synthetic_family(const std::string& family, const std::string& out_dir,
+                                               uint64_t seed, DType dtype) {
+  const SyntheticFamily& f = find_synthetic_family(family);
+  std::filesystem::create_directories(out_dir);
+  std::vector<std::string> paths;
+  for (const auto& m : f.members) {
+    const std::string path = (std::filesystem::path(out_dir) / (m.role + ".gguf")).string();
+    write_synthetic_model(m, f.name, seed, dtype, path);
+    paths.push_back(path);
+  }
+  return paths;
+}
+
+}  // namespace accel

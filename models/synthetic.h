@@ -1,0 +1,40 @@
+// Seeded synthetic model families: random-weight GGUF files (a target and one or more drafts that
+// share the byte-level tokenizer), initialised as trained models are so activations stay finite
+// and non-degenerate at long context. Owns the family table and the weight generator; the files
+// it writes are ordinary GGUFs that run through the same loader and forward pass as real models.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/dtype.h"
+#include "models/model_config.h"
+
+namespace accel {
+
+struct SyntheticMemberSpec {
+  std::string role;  // file stem: "target", "draft", ...
+  Arch arch = Arch::Llama;
+  int n_layer = 0, n_embd = 0, n_head = 0, n_head_kv = 0, n_ff = 0, n_ctx = 0;
+  int n_expert = 0, n_expert_used = 0;  // MoE when n_expert > 0 (n_ff is then per expert)
+  float rope_base = 10000.f;
+};
+
+struct SyntheticFamily {
+  std::string name;
+  std::string description;
+  std::vector<SyntheticMemberSpec> members;
+};
+
+const std::vector<SyntheticFamily>& synthetic_families();
+const SyntheticFamily& find_synthetic_family(const std::string& name);  // throws naming the family
+
+// Writes one member as a GGUF file. Same (spec, family name, seed, dtype) -> byte-identical file.
+void write_synthetic_model(const SyntheticMemberSpec& spec, const std::string& family,
+                           uint64_t seed, DType dtype, const std::string& path);
+
+// Writes every member of the family into out_dir as <role>.gguf; returns the paths in table order.
+std::vector<std::string> make_synthetic_family(const std::string& family, const std::string& out_dir,
+                                               uint64_t seed, DType dtype);
+
+}  // namespace accel

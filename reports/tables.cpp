@@ -1,0 +1,472 @@
+// Builders of the report tables (tables.h). Trials are grouped into rows by (target model,
+// workload, method, varying params); statistics come from stats.h. Reads the store only.
+#include "reports/tables.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+#include "reports/stats.h"
+
+namespace accel::reports {
+
+using results::ResultStore;
+using results::TrialRecord;
+
+std::string model_label(const results::ModelRef& m) {
+  if (!m.path.empty()) return std::filesystem::path(m.path).stem().string();
+  return m.sha256.substr(0, 12);
+}
+
+const std::vector<std::string>& protocol_phases() {
+  static const std::vector<std::string> p = {"draft_prefill", "lookahead",   "score", "select",
+                                             "prefill",       "first_token", "decode"};
+  return p;
+}
+
+namespace {
+// Parameter values as written in plans: strings bare, numbers in their shortest form (0.3).
+std::string json_scalar_text(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
+}
+}  // namespace
+
+std::string params_label(const nlohmann::json& params, const std::vector<std::string>& keys) {
+  if (!params.is_object()) return params.is_null() ? "" : params.dump();
+  std::string o;
+  for (auto it = params.begin(); it != params.end(); ++it) {  // nlohmann objects are key-sorted
+    if (!keys.empty() && std::find(keys.begin(), keys.end(), it.key()) == keys.end()) continue;
+    o += (o.empty() ? "" : ", ") + it.key() + "=" + json_scalar_text(it.value());
+  }
+  return o;
+}
+
+std::string format_number(double x, int significant) {
+  if (std::isnan(x)) return "—";
+  int decimals = significant - 1;
+  if (x != 0 && std::isfinite(x))
+    decimals = significant - 1 - int(std::floor(std::log10(std::fabs(x))));
+  decimals = std::clamp(decimals, 0, 9);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
+  return buf;
+}
+
+std::string format_mean_std(double m, double s) {
+  if (std::isnan(m)) return "—";
+  int decimals = 2;
+  if (m != 0 && std::isfinite(m)) decimals = 2 - int(std::floor(std::log10(std::fabs(m))));
+  decimals = std::clamp(decimals, 0, 9);
+  char buf[96];
+  if (std::isnan(s))
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, m);
+  else
+    std::snprintf(buf, sizeof buf, "%.*f ± %.*f", decimals, m, decimals, s);
+  return buf;
+}
+
+namespace {
+
+// Trials of a report selection plus what the row labels need to know about them.
+struct Selection {
+  std::vector<TrialRecord> trials;
+  bool multi_model = false, multi_workload = false;
+  std::map<std::string, std::vector<std::string>> varying;  // method -> params keys that vary
+};
+
+// params plus the draft model as a pseudo-parameter, so two drafts of one method stay apart.
+nlohmann::json identity_params(const TrialRecord& t) {
+  nlohmann::json p = t.params.is_object() ? t.params : nlohmann::json::object();
+  if (t.draft) p["draft"] = model_label(*t.draft);
+  return p;
+}
+
+Selection select(const ResultStore& store, const ReportOptions& opt) {
+  results::TrialFilter f;
+  f.where = opt.where;
+  Selection s;
+  s.trials = store.trials(f);
+  std::set<std::string> models, workloads;
+  std::map<std::string, std::map<std::string, std::set<std::string>>> values;  // method, key
+  std::map<std::string, size_t> n_param_sets;
+  std::map<std::string, std::set<std::string>> param_sets;
+  for (const auto& t : s.trials) {
+    models.insert(t.target.sha256);
+    workloads.insert(t.workload);
+    const auto p = identity_params(t);
+    param_sets[t.method].insert(p.dump());
+    for (auto it = p.begin(); it != p.end(); ++it)
+      values[t.method][it.key()].insert(it.value().dump());
+  }
+  for (const auto& [method, keys] : values) {
+    std::vector<std::string> vary;
+    for (const auto& [k, vals] : keys) {
+      // A key varies when it takes two values, or is absent from some parameter sets.
+      size_t with_key = 0;
+      for (const auto& ps : param_sets[method])
+        if (nlohmann::json::parse(ps).contains(k)) ++with_key;
+      if (vals.size() > 1 || with_key != param_sets[method].size()) vary.push_back(k);
+    }
+    s.varying[method] = vary;
+  }
+  s.multi_model = models.size() > 1;
+  s.multi_workload = workloads.size() > 1;
+  return s;
+}
+
+// Row identity; `order` puts the baseline method first within a model/workload.
+struct RowKey {
+  std::string model_sha, model, workload;
+  int order = 1;
+  std::string method, params;
+  auto tie() const { return std::tie(model, model_sha, workload, order, method, params); }
+  bool operator<(const RowKey& o) const { return tie() < o.tie(); }
+  std::string str() const { return model_sha + "|" + workload + "|" + method + "|" + params; }
+};
+
+RowKey row_key(const Selection& s, const TrialRecord& t, const ReportOptions& opt,
+               const std::vector<std::string>& exclude = {}) {
+  RowKey k;
+  k.model_sha = t.target.sha256;
+  k.model = model_label(t.target);
+  k.workload = t.workload;
+  k.order = t.method == opt.baseline_method ? 0 : 1;
+  k.method = t.method;
+  std::vector<std::string> keys;
+  auto it = s.varying.find(t.method);
+  if (it != s.varying.end())
+    for (const auto& key : it->second)
+      if (std::find(exclude.begin(), exclude.end(), key) == exclude.end()) keys.push_back(key);
+  // No varying keys: label nothing (an empty key list would mean "all keys").
+  k.params = keys.empty() ? "" : params_label(identity_params(t), keys);
+  return k;
+}
+
+using Setting = std::tuple<std::string, int64_t, std::string>;  // target sha, context, workload
+
+std::map<Setting, std::vector<double>> baseline_ttfts(const Selection& s,
+                                                      const ReportOptions& opt) {
+  std::map<Setting, std::vector<double>> b;
+  for (const auto& t : s.trials)
+    if (t.method == opt.baseline_method && t.ttft_s)
+      b[{t.target.sha256, t.context_len, t.workload}].push_back(*t.ttft_s);
+  return b;
+}
+
+std::vector<double> ttfts(const std::vector<const TrialRecord*>& ts) {
+  std::vector<double> v;
+  for (const auto* t : ts)
+    if (t->ttft_s) v.push_back(*t->ttft_s);
+  return v;
+}
+
+Cell mean_std_cell(const std::vector<double>& v) {
+  if (v.empty()) return Cell("—", nullptr);
+  const double m = mean(v), s = sample_std(v);
+  nlohmann::json d = {{"mean", m}, {"n", v.size()}};
+  d["std"] = std::isnan(s) ? nlohmann::json(nullptr) : nlohmann::json(s);
+  return Cell(format_mean_std(m, s), d);
+}
+
+Cell speedup_cell(const std::vector<double>& base, const std::vector<double>& mine,
+                  bool is_baseline, const std::string& cell_key, const ReportOptions& opt) {
+  if (mine.empty() || base.empty()) return Cell("—", nullptr);
+  if (is_baseline) return Cell("1.00×", {{"ratio", 1.0}});
+  const Interval ci = bootstrap_ratio(base, mine, Center::Mean, opt.resamples,
+                                      opt.seed ^ stable_hash(cell_key), opt.level);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%.2f× [%.2f, %.2f]", ci.estimate, ci.lo, ci.hi);
+  return Cell(buf, {{"ratio", ci.estimate},
+                    {"lo", ci.lo},
+                    {"hi", ci.hi},
+                    {"level", opt.level},
+                    {"baseline_n", base.size()},
+                    {"n", mine.size()}});
+}
+
+void add_row_label_columns(Table& t, const Selection& s) {
+  if (s.multi_model) t.columns.push_back({"model", "Model", Align::Left});
+  if (s.multi_workload) t.columns.push_back({"workload", "Workload", Align::Left});
+  t.columns.push_back({"method", "Method", Align::Left});
+  t.columns.push_back({"params", "Params", Align::Left});
+}
+
+std::vector<Cell> row_label_cells(const RowKey& k, const Selection& s) {
+  std::vector<Cell> r;
+  if (s.multi_model) r.push_back(Cell(k.model, {{"name", k.model}, {"sha256", k.model_sha}}));
+  if (s.multi_workload) r.push_back(Cell(k.workload));
+  r.push_back(Cell(k.method));
+  r.push_back(Cell(k.params));
+  return r;
+}
+
+void baseline_footnotes(Table& t, const Selection& s, const ReportOptions& opt,
+                        const std::set<std::string>& missing) {
+  const bool any = std::any_of(s.trials.begin(), s.trials.end(), [&](const TrialRecord& r) {
+    return r.method == opt.baseline_method;
+  });
+  if (!any)
+    t.footnotes.push_back("No '" + opt.baseline_method +
+                          "' trials in this selection: speedups are not available.");
+  else if (!missing.empty()) {
+    std::string m;
+    for (const auto& x : missing) m += (m.empty() ? "" : "; ") + x;
+    t.footnotes.push_back("No '" + opt.baseline_method + "' trials for: " + m + " (speedup —).");
+  }
+  if (any) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "Speedup = mean baseline TTFT / mean TTFT at the same target model, context and "
+                  "workload; [%g%% percentile-bootstrap interval, %d resamples].",
+                  opt.level * 100, opt.resamples);
+    t.footnotes.push_back(buf);
+  }
+}
+
+std::string missing_label(const Setting& s) {
+  return "context " + std::to_string(std::get<1>(s)) + ", workload " + std::get<2>(s);
+}
+
+}  // namespace
+
+Table ttft_table(const ResultStore& store, const ReportOptions& opt) {
+  const Selection s = select(store, opt);
+  Table t;
+  t.title = "TTFT by method and context length";
+  std::set<int64_t> ctxs;
+  std::map<RowKey, std::map<int64_t, std::vector<const TrialRecord*>>> rows;
+  for (const auto& tr : s.trials) {
+    ctxs.insert(tr.context_len);
+    rows[row_key(s, tr, opt)][tr.context_len].push_back(&tr);
+  }
+  add_row_label_columns(t, s);
+  for (int64_t c : ctxs) {
+    const std::string cs = std::to_string(c);
+    t.columns.push_back({"ttft_s@" + cs, "TTFT " + cs + " (s)", Align::Right});
+    t.columns.push_back({"speedup@" + cs, "Speedup " + cs, Align::Right});
+  }
+  const auto base = baseline_ttfts(s, opt);
+  std::set<std::string> missing;
+  for (const auto& [key, by_ctx] : rows) {
+    std::vector<Cell> r = row_label_cells(key, s);
+    for (int64_t c : ctxs) {
+      auto it = by_ctx.find(c);
+      const std::vector<double> mine =
+          it == by_ctx.end() ? std::vector<double>{} : ttfts(it->second);
+      r.push_back(mean_std_cell(mine));
+      const Setting setting{key.model_sha, c, key.workload};
+      auto b = base.find(setting);
+      if (!mine.empty() && b == base.end()) missing.insert(missing_label(setting));
+      r.push_back(speedup_cell(b == base.end() ? std::vector<double>{} : b->second, mine,
+                               key.method == opt.baseline_method,
+                               key.str() + "@" + std::to_string(c), opt));
+    }
+    t.rows.push_back(std::move(r));
+  }
+  baseline_footnotes(t, s, opt, missing);
+  return t;
+}
+
+Table phases_table(const ResultStore& store, const ReportOptions& opt) {
+  const Selection s = select(store, opt);
+  Table t;
+  t.title = "Mean seconds per phase";
+  std::set<std::string> names;
+  std::map<std::pair<RowKey, int64_t>, std::vector<const TrialRecord*>> rows;
+  for (const auto& tr : s.trials) {
+    for (const auto& [n, v] : tr.phases) names.insert(n);
+    rows[{row_key(s, tr, opt), tr.context_len}].push_back(&tr);
+  }
+  std::vector<std::string> order;
+  for (const auto& p : protocol_phases())
+    if (names.count(p)) order.push_back(p);
+  for (const auto& n : names)
+    if (std::find(order.begin(), order.end(), n) == order.end()) order.push_back(n);
+  add_row_label_columns(t, s);
+  t.columns.push_back({"context_len", "Context", Align::Right});
+  for (const auto& p : order) t.columns.push_back({"phase." + p, p, Align::Right});
+  t.columns.push_back({"ttft_s", "TTFT", Align::Right});
+  t.columns.push_back({"n", "n", Align::Right});
+  for (const auto& [k, trs] : rows) {
+    std::vector<Cell> r = row_label_cells(k.first, s);
+    r.push_back(Cell(std::to_string(k.second), k.second));
+    for (const auto& p : order) {
+      std::vector<double> v;
+      for (const auto* tr : trs)
+        if (auto it = tr->phases.find(p); it != tr->phases.end()) v.push_back(it->second);
+      if (v.empty())
+        r.push_back(Cell("—", nullptr));
+      else
+        r.push_back(Cell(format_number(mean(v)), mean(v)));
+    }
+    const auto tt = ttfts(trs);
+    r.push_back(tt.empty() ? Cell("—", nullptr) : Cell(format_number(mean(tt)), mean(tt)));
+    r.push_back(Cell(std::to_string(trs.size()), trs.size()));
+    t.rows.push_back(std::move(r));
+  }
+  t.footnotes.push_back("Phases in timing-protocol order; a phase a method does not run is —.");
+  return t;
+}
+
+Table ablation_table(const ResultStore& store, const ReportOptions& opt) {
+  if (opt.param.empty())
+    throw std::invalid_argument("ablation needs --param NAME (the swept parameter)");
+  const Selection s = select(store, opt);
+  std::set<std::string> available;
+  struct Key {
+    RowKey row;
+    nlohmann::json value;
+    int64_t ctx;
+    bool operator<(const Key& o) const {
+      // Sort numerically when both values are numbers.
+      if (row.tie() != o.row.tie()) return row < o.row;
+      if (value != o.value) {
+        if (value.is_number() && o.value.is_number())
+          return value.get<double>() < o.value.get<double>();
+        return value.dump() < o.value.dump();
+      }
+      return ctx < o.ctx;
+    }
+  };
+  std::map<Key, std::vector<const TrialRecord*>> rows;
+  std::set<std::string> score_names;
+  for (const auto& tr : s.trials) {
+    if (!tr.params.is_object()) continue;
+    for (auto it = tr.params.begin(); it != tr.params.end(); ++it) available.insert(it.key());
+    if (!tr.params.contains(opt.param)) continue;
+    for (const auto& [n, v] : tr.scores) score_names.insert(n);
+    rows[{row_key(s, tr, opt, {opt.param}), tr.params[opt.param], tr.context_len}].push_back(&tr);
+  }
+  if (rows.empty()) {
+    std::string a;
+    for (const auto& x : available) a += (a.empty() ? "" : ", ") + x;
+    throw std::invalid_argument("ablation: no trial has parameter '" + opt.param +
+                                "' (parameters present: " + (a.empty() ? "none" : a) + ")");
+  }
+  Table t;
+  t.title = "Ablation over " + opt.param;
+  add_row_label_columns(t, s);
+  t.columns.push_back({opt.param, opt.param, Align::Right});
+  t.columns.push_back({"context_len", "Context", Align::Right});
+  t.columns.push_back({"ttft_s", "TTFT (s)", Align::Right});
+  t.columns.push_back({"speedup", "Speedup", Align::Right});
+  for (const auto& n : score_names) t.columns.push_back({"score." + n, n, Align::Right});
+  t.columns.push_back({"n", "n", Align::Right});
+  const auto base = baseline_ttfts(s, opt);
+  std::set<std::string> missing;
+  for (const auto& [k, trs] : rows) {
+    std::vector<Cell> r = row_label_cells(k.row, s);
+    r.push_back(Cell(json_scalar_text(k.value), k.value));
+    r.push_back(Cell(std::to_string(k.ctx), k.ctx));
+    const auto mine = ttfts(trs);
+    r.push_back(mean_std_cell(mine));
+    const Setting setting{k.row.model_sha, k.ctx, k.row.workload};
+    auto b = base.find(setting);
+    if (!mine.empty() && b == base.end()) missing.insert(missing_label(setting));
+    r.push_back(speedup_cell(b == base.end() ? std::vector<double>{} : b->second, mine,
+                             k.row.method == opt.baseline_method,
+                             k.row.str() + "|" + k.value.dump() + "@" + std::to_string(k.ctx),
+                             opt));
+    for (const auto& n : score_names) {
+      std::vector<double> v;
+      for (const auto* tr : trs)
+        if (auto it = tr->scores.find(n); it != tr->scores.end()) v.push_back(it->second);
+      r.push_back(v.empty() ? Cell("—", nullptr) : Cell(format_number(mean(v)), mean(v)));
+    }
+    r.push_back(Cell(std::to_string(trs.size()), trs.size()));
+    t.rows.push_back(std::move(r));
+  }
+  baseline_footnotes(t, s, opt, missing);
+  return t;
+}
+
+Table runs_table(const ResultStore& store, const ReportOptions& opt) {
+  (void)opt;
+  Table t;
+  t.title = "Runs";
+  t.columns = {{"run_id", "Run", Align::Left},
+               {"started_at", "Started", Align::Left},
+               {"ended_at", "Ended", Align::Left},
+               {"git_commit", "Commit", Align::Left},
+               {"build_type", "Build", Align::Left},
+               {"compiler", "Compiler", Align::Left},
+               {"cpu_model", "CPU", Align::Left},
+               {"threads", "Threads", Align::Right},
+               {"hostname", "Host", Align::Left},
+               {"accelbench_version", "Version", Align::Left},
+               {"fma_peak_gflops", "FMA peak (GFLOP/s)", Align::Right},
+               {"trials", "Trials", Align::Right},
+               {"failed", "Failed", Align::Right}};
+  std::map<std::string, std::pair<int64_t, int64_t>> counts;
+  {
+    auto st = store.db().prepare(
+        "SELECT run_id, sum(error IS NULL), sum(error IS NOT NULL) FROM trials GROUP BY run_id");
+    while (st.step()) counts[st.get_text(0)] = {st.get_int(1), st.get_int(2)};
+  }
+  for (const auto& r : store.runs()) {
+    const auto [ok, bad] =
+        counts.count(r.run_id) ? counts[r.run_id] : std::pair<int64_t, int64_t>{0, 0};
+    const std::string commit = r.git_commit.substr(0, 10) + (r.git_dirty ? "-dirty" : "");
+    t.rows.push_back({
+        Cell(r.run_id.substr(0, 12), r.run_id),
+        Cell(r.started_at),
+        r.ended_at ? Cell(*r.ended_at) : Cell("—", nullptr),
+        Cell(commit, {{"commit", r.git_commit}, {"dirty", r.git_dirty}}),
+        Cell(r.build_type),
+        Cell(r.compiler),
+        Cell(r.cpu_model),
+        Cell(std::to_string(r.threads), r.threads),
+        Cell(r.hostname),
+        Cell(r.accelbench_version),
+        r.fma_peak_gflops ? Cell(format_number(*r.fma_peak_gflops, 4), *r.fma_peak_gflops)
+                          : Cell("—", nullptr),
+        Cell(std::to_string(ok), ok),
+        Cell(std::to_string(bad), bad),
+    });
+  }
+  return t;
+}
+
+Table trials_table(const ResultStore& store, const ReportOptions& opt) {
+  results::TrialFilter f;
+  f.where = opt.where;
+  f.include_failed = true;
+  Table t;
+  t.title = "Trials";
+  for (const auto& fl : results::trial_fields())
+    t.columns.push_back({fl.name, fl.name,
+                         fl.kind == results::Kind::Int || fl.kind == results::Kind::Real
+                             ? Align::Right
+                             : Align::Left});
+  for (const auto& tr : store.trials(f)) {
+    const nlohmann::json j = results::to_json(tr);
+    std::vector<Cell> r;
+    for (const auto& fl : results::trial_fields())
+      r.push_back(Cell(results::value_text(fl.get(tr)), j[fl.name]));
+    t.rows.push_back(std::move(r));
+  }
+  return t;
+}
+
+const std::vector<std::string>& report_names() {
+  static const std::vector<std::string> n = {"ttft", "phases", "ablation", "runs", "trials"};
+  return n;
+}
+
+Table make_report(const ResultStore& store, const std::string& name, const ReportOptions& opt) {
+  if (name == "ttft") return ttft_table(store, opt);
+  if (name == "phases") return phases_table(store, opt);
+  if (name == "ablation") return ablation_table(store, opt);
+  if (name == "runs") return runs_table(store, opt);
+  if (name == "trials") return trials_table(store, opt);
+  throw std::invalid_argument("unknown table '" + name +
+                              "' (ttft, phases, ablation, runs, trials)");
+}
+
+}  // namespace accel::reports

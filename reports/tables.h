@@ -1,0 +1,55 @@
+// The report tables built from a results store: `ttft`, `phases`, `ablation`, `runs` and the raw
+// `trials` export. Each builder reads trials through ResultStore and returns a Table; means,
+// deviations, speedups and bootstrap intervals are computed here, from raw per-trial values.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "reports/table.h"
+#include "results/result_store.h"
+
+namespace accel::reports {
+
+struct ReportOptions {
+  std::string where;  // SQL expression over trials columns (--where)
+  std::string param;  // ablation: the swept parameter name (--param)
+  std::string baseline_method = "baseline";
+  int resamples = 2000;      // bootstrap resamples per speedup interval
+  uint64_t seed = 20240601;  // combined with a hash of each cell's key
+  double level = 0.95;
+};
+
+// Row = method (+ params that vary within the method; + target model / workload when the
+// selection has more than one) x column pair per context length: "TTFT <ctx> (s)" as mean ± std
+// over trials and samples, and "Speedup <ctx>" = mean TTFT of the baseline method at the same
+// (target model, context length, workload) / mean TTFT of the row, with a percentile-bootstrap
+// interval resampling each side's trials independently.
+Table ttft_table(const results::ResultStore& store, const ReportOptions& opt);
+// Row = method x context length; mean seconds per phase in timing-protocol order
+// (draft_prefill, lookahead, score, select, prefill, first_token, decode, then others by name) and
+// mean TTFT.
+Table phases_table(const results::ResultStore& store, const ReportOptions& opt);
+// Row = value of opt.param x context length (per method): TTFT, speedup with interval, and the mean
+// of every score present. Throws when opt.param is empty or no trial has that parameter.
+Table ablation_table(const results::ResultStore& store, const ReportOptions& opt);
+// One row per run: provenance and trial counts.
+Table runs_table(const results::ResultStore& store, const ReportOptions& opt);
+// Raw trials, one row per trial, columns = the TrialRecord field list (failed trials included).
+Table trials_table(const results::ResultStore& store, const ReportOptions& opt);
+
+// The names above ("ttft", "phases", "ablation", "runs", "trials") and dispatch by name.
+const std::vector<std::string>& report_names();
+Table make_report(const results::ResultStore& store, const std::string& name,
+                  const ReportOptions& opt);
+
+// Helpers shared with compare: short model name (file stem), the timing-protocol phase order, and
+// a "k=v, k2=v2" label of a params object limited to `keys` (all keys when empty).
+std::string model_label(const results::ModelRef& m);
+const std::vector<std::string>& protocol_phases();
+std::string params_label(const nlohmann::json& params, const std::vector<std::string>& keys = {});
+// "0.412 ± 0.010" with three significant digits in the mean and the std at the same decimals.
+std::string format_mean_std(double mean, double std);
+std::string format_number(double x, int significant = 3);
+
+}  // namespace accel::reports

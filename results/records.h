@@ -1,0 +1,119 @@
+// The records the store holds — RunInfo (one per `accelbench run`) and TrialRecord (one per
+// measured trial) — and the single field list per record that drives the SQL column list, the CSV
+// header and the JSON keys (STYLE.md item 9). No SQLite here; result_store.cpp does the SQL.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace accel::results {
+
+// A model file as used by a case: enough to tell two files apart (sha256) and to label reports.
+struct ModelRef {
+  std::string path;
+  std::string sha256;
+  std::string arch;
+  int64_t n_params = 0;
+  bool operator==(const ModelRef&) const = default;
+};
+
+// Provenance of one run. `run_id` is a random 128-bit hex string (new_run_id()), unique across
+// machines so that stores can be merged by run_id.
+struct RunInfo {
+  std::string run_id;
+  std::string started_at;               // ISO-8601 UTC (utc_now())
+  std::optional<std::string> ended_at;  // set by end_run; absent for an interrupted run
+  std::string git_commit;
+  bool git_dirty = false;
+  std::string build_type;
+  std::string compiler;
+  std::string cpu_model;
+  std::string cpu_flags;
+  int64_t threads = 0;
+  nlohmann::json seeds = nlohmann::json::object();
+  nlohmann::json plan = nlohmann::json::object();
+  nlohmann::json config = nlohmann::json::object();  // resolved configuration
+  std::string hostname;
+  std::string accelbench_version;
+  std::optional<double> fma_peak_gflops;  // schema v2
+  bool operator==(const RunInfo&) const = default;
+};
+
+// One measured trial of one case. A case (case_key) is method × resolved params × model pair ×
+// context length × workload sample; its trials are recorded together (ResultStore::record_case).
+// A failed trial has `error` set and no timings (make_failed()).
+struct TrialRecord {
+  std::string case_key;
+  int64_t trial_index = 0;
+  std::string run_id;
+  std::string method;
+  nlohmann::json params = nlohmann::json::object();  // resolved method parameters
+  ModelRef target;
+  std::optional<ModelRef> draft;  // draft / auxiliary model, when the method has one
+  int64_t context_len = 0;
+  std::string workload;
+  std::string workload_version;  // schema v2: suite version (STYLE.md item 10)
+  std::string sample_id;
+  std::optional<double> ttft_s;
+  std::map<std::string, double> phases;  // phase name -> seconds (timing protocol)
+  int64_t decode_tokens = 0;
+  std::optional<double> decode_tok_s;
+  int64_t prompt_tokens = 0;
+  int64_t kept_tokens = 0;
+  int64_t peak_rss_bytes = 0;
+  int64_t kv_bytes = 0;
+  std::vector<int32_t> output_tokens;
+  std::map<std::string, double> scores;             // suite metrics
+  nlohmann::json stats = nlohmann::json::object();  // method statistics
+  std::optional<std::string> error;                 // set for a failed trial
+  std::string recorded_at;                          // ISO-8601 UTC; filled by the store if empty
+
+  bool failed() const { return error.has_value(); }
+  bool operator==(const TrialRecord&) const = default;
+};
+
+// `base` (its identity: case, run, method, params, models, workload, sample, trial) turned into a
+// failure record: error text set, every timing and output cleared.
+TrialRecord make_failed(TrialRecord base, std::string error);
+
+// ---- The field lists ----------------------------------------------------------------------------
+// A column value as SQLite sees it. Json fields travel as their compact text dump.
+using Value = std::variant<std::monostate, int64_t, double, std::string>;
+enum class Kind { Int, Real, Text, Json };
+
+template <class R>
+struct Field {
+  const char* name;  // SQL column name == CSV header == JSON key
+  Kind kind;
+  bool nullable;
+  std::function<Value(const R&)> get;
+  std::function<void(R&, const Value&)> set;  // throws on a malformed value
+};
+
+const std::vector<Field<RunInfo>>& run_fields();
+const std::vector<Field<TrialRecord>>& trial_fields();
+
+// JSON object keyed by field name (Json fields embedded as JSON, not strings).
+template <class R>
+nlohmann::json to_json(const R& r);
+RunInfo run_from_json(const nlohmann::json& j);
+TrialRecord trial_from_json(const nlohmann::json& j);
+
+// CSV: the header line and one data line, RFC 4180 quoting, no trailing newline.
+template <class R>
+std::string csv_header();
+template <class R>
+std::string csv_row(const R& r);
+std::string csv_quote(const std::string& s);
+
+// Helpers shared with the store and reports.
+std::string utc_now();                   // "2025-01-31T12:34:56.789Z"
+std::string new_run_id();                // 32 lowercase hex digits from the OS random source
+std::string value_text(const Value& v);  // "" for NULL; reals with round-trip precision
+
+}  // namespace accel::results

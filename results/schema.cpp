@@ -1,0 +1,130 @@
+// Schema DDL, migrations, and the migrate() driver (see schema.h). Column names here must match the
+// field lists in records.cpp; a test checks that the migrated tables and the field lists agree.
+#include "results/schema.h"
+
+namespace accel::results {
+
+const char* schema_v1_ddl() {
+  return R"sql(
+PRAGMA application_id = 1094927170;
+CREATE TABLE runs (
+  run_id             TEXT PRIMARY KEY,
+  started_at         TEXT NOT NULL,
+  ended_at           TEXT,
+  git_commit         TEXT NOT NULL,
+  git_dirty          INTEGER NOT NULL,
+  build_type         TEXT NOT NULL,
+  compiler           TEXT NOT NULL,
+  cpu_model          TEXT NOT NULL,
+  cpu_flags          TEXT NOT NULL,
+  threads            INTEGER NOT NULL,
+  seeds              TEXT NOT NULL,
+  plan               TEXT NOT NULL,
+  config             TEXT NOT NULL,
+  hostname           TEXT NOT NULL,
+  accelbench_version TEXT NOT NULL
+);
+CREATE TABLE trials (
+  id               INTEGER PRIMARY KEY,
+  case_key         TEXT NOT NULL,
+  trial_index      INTEGER NOT NULL,
+  run_id           TEXT NOT NULL REFERENCES runs(run_id),
+  method           TEXT NOT NULL,
+  params           TEXT NOT NULL,
+  target_path      TEXT NOT NULL,
+  target_sha256    TEXT NOT NULL,
+  target_arch      TEXT NOT NULL,
+  target_n_params  INTEGER NOT NULL,
+  draft_path       TEXT,
+  draft_sha256     TEXT,
+  draft_arch       TEXT,
+  draft_n_params   INTEGER,
+  context_len      INTEGER NOT NULL,
+  workload         TEXT NOT NULL,
+  sample_id        TEXT NOT NULL,
+  ttft_s           REAL,
+  phases           TEXT NOT NULL,
+  decode_tokens    INTEGER NOT NULL,
+  decode_tok_s     REAL,
+  prompt_tokens    INTEGER NOT NULL,
+  kept_tokens      INTEGER NOT NULL,
+  peak_rss_bytes   INTEGER NOT NULL,
+  kv_bytes         INTEGER NOT NULL,
+  output_tokens    TEXT NOT NULL,
+  scores           TEXT NOT NULL,
+  stats            TEXT NOT NULL,
+  error            TEXT,
+  recorded_at      TEXT NOT NULL,
+  UNIQUE (case_key, trial_index)
+);
+CREATE INDEX trials_by_run ON trials(run_id);
+PRAGMA user_version = 1;
+)sql";
+}
+
+const std::vector<Migration>& migrations() {
+  static const std::vector<Migration> m = {
+      {2, "suite version per trial (STYLE.md item 10), FMA peak per run, index for report filters",
+       R"sql(
+ALTER TABLE trials ADD COLUMN workload_version TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN fma_peak_gflops REAL;
+CREATE INDEX trials_by_method_ctx ON trials(method, context_len);
+PRAGMA user_version = 2;
+)sql"},
+  };
+  return m;
+}
+
+int user_version(sqlite::Database& db) {
+  auto st = db.prepare("PRAGMA user_version");
+  st.step();
+  return int(st.get_int(0));
+}
+
+int application_id(sqlite::Database& db) {
+  auto st = db.prepare("PRAGMA application_id");
+  st.step();
+  return int(st.get_int(0));
+}
+
+std::vector<std::string> table_columns(sqlite::Database& db, const std::string& table) {
+  auto st = db.prepare("SELECT name FROM pragma_table_info(?)");
+  st.bind(1, table);
+  std::vector<std::string> cols;
+  while (st.step()) cols.push_back(st.get_text(0));
+  return cols;
+}
+
+void migrate(sqlite::Database& db) {
+  db.transaction([&] {
+    int v = user_version(db);
+    if (v == kSchemaVersion) return;
+    if (v > kSchemaVersion)
+      throw std::runtime_error(db.label() + ": schema version " + std::to_string(v) +
+                               " is newer than this build understands (" +
+                               std::to_string(kSchemaVersion) + "); update accelbench");
+    if (v == 0) {
+      auto st = db.prepare("SELECT count(*) FROM sqlite_schema");
+      st.step();
+      if (st.get_int(0) != 0 || application_id(db) != 0)
+        throw std::runtime_error(db.label() + ": not an accelbench results store");
+      db.exec(schema_v1_ddl());
+      v = 1;
+    } else if (application_id(db) != kApplicationId) {
+      throw std::runtime_error(db.label() + ": not an accelbench results store");
+    }
+    for (const auto& m : migrations()) {
+      if (m.to_version <= v) continue;
+      try {
+        db.exec(m.sql);
+      } catch (const sqlite::Error& e) {
+        if (e.busy()) throw;  // let transaction() retry the whole migration
+        throw std::runtime_error(db.label() + ": migration to v" + std::to_string(m.to_version) +
+                                 " failed: " + e.what());
+      }
+      v = m.to_version;
+    }
+  });
+}
+
+}  // namespace accel::results

@@ -1,0 +1,108 @@
+// End-to-end tests of the engine commands through the real `accelbench` binary: models make, info,
+// generate (text, random and empty prompts, JSON, logits output) and their error paths.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/support/test_support.h"
+
+namespace accel {
+namespace {
+
+std::string slurp(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class CliEngine : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new test::TempDir();
+    std::string out;
+    ASSERT_EQ(test::run_cli("models make --family tiny --out " + dir_->file("tiny"), &out), 0)
+        << out;
+    target_ = dir_->file("tiny/target.gguf");
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  static inline test::TempDir* dir_ = nullptr;
+  static inline std::string target_;
+};
+
+TEST_F(CliEngine, ModelsMakePrintsPathsAndIsDeterministic) {
+  std::string out;
+  ASSERT_EQ(test::run_cli("models make --family tiny --out " + dir_->file("again"), &out), 0);
+  EXPECT_NE(out.find(dir_->file("again/target.gguf")), std::string::npos) << out;
+  EXPECT_NE(out.find(dir_->file("again/draft.gguf")), std::string::npos) << out;
+  EXPECT_EQ(slurp(dir_->file("again/target.gguf")), slurp(target_));
+}
+
+TEST_F(CliEngine, InfoJson) {
+  std::string out;
+  ASSERT_EQ(test::run_cli("info --json " + target_, &out), 0) << out;
+  const auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["architecture"], "llama");
+  EXPECT_EQ(j["n_layer"], 4);
+  EXPECT_EQ(j["n_vocab"], 258);
+  EXPECT_GT(j["n_params"].get<uint64_t>(), 500000u);
+  EXPECT_EQ(j["tokenizer"]["model"], "gpt2");
+}
+
+TEST_F(CliEngine, GenerateJsonHasTokensTextAndTimings) {
+  std::string out;
+  ASSERT_EQ(test::run_cli("generate --model " + target_ +
+                              " --prompt 'Hello' --max-tokens 5 --json",
+                          &out),
+            0)
+      << out;
+  const auto j = nlohmann::json::parse(out);
+  // Byte-level tokenizer: BOS + 5 bytes.
+  EXPECT_EQ(j["prompt_tokens"], nlohmann::json({256, 'H', 'e', 'l', 'l', 'o'}));
+  EXPECT_LE(j["output_tokens"].size(), 5u);
+  EXPECT_TRUE(j["text"].is_string());
+  EXPECT_GT(j["timings"]["prefill_tokens_per_s"].get<double>(), 0.0);
+  EXPECT_TRUE(j["timings"].contains("decode_tokens_per_s"));
+}
+
+TEST_F(CliEngine, EmptyPromptMeansBosOnly) {
+  std::string out;
+  ASSERT_EQ(test::run_cli("generate --model " + target_ + " --prompt '' --max-tokens 2 --json", &out),
+            0)
+      << out;
+  EXPECT_EQ(nlohmann::json::parse(out)["prompt_tokens"], nlohmann::json({256}));
+}
+
+TEST_F(CliEngine, LogitsOutIsIdenticalAcrossChunkSizesAndThreads) {
+  const std::string a = dir_->file("a.f32"), b = dir_->file("b.f32");
+  ASSERT_EQ(test::run_cli("generate --model " + target_ +
+                          " --random-prompt 200 --seed 3 --max-tokens 8 --prefill-chunk 200"
+                          " --threads 2 --logits-out " + a),
+            0);
+  ASSERT_EQ(test::run_cli("generate --model " + target_ +
+                          " --random-prompt 200 --seed 3 --max-tokens 8 --prefill-chunk 7"
+                          " --threads 1 --logits-out " + b),
+            0);
+  const std::string la = slurp(a);
+  EXPECT_EQ(la.size(), 8u * 258u * 4u);
+  EXPECT_EQ(la, slurp(b));
+}
+
+TEST_F(CliEngine, ErrorsNameTheProblem) {
+  std::string out;
+  EXPECT_NE(test::run_cli("generate --model " + dir_->file("missing.gguf") + " --prompt x", &out), 0);
+  EXPECT_NE(out.find("missing.gguf"), std::string::npos) << out;
+  EXPECT_NE(test::run_cli("generate --model " + target_, &out), 0);
+  EXPECT_NE(out.find("--prompt"), std::string::npos) << out;
+  EXPECT_NE(test::run_cli("generate --model " + target_ + " --random-prompt 4000 --max-tokens 200", &out),
+            0);
+  EXPECT_NE(out.find("context length"), std::string::npos) << out;
+  EXPECT_NE(test::run_cli("models make --family nope --out " + dir_->file("x"), &out), 0);
+  EXPECT_NE(out.find("nope"), std::string::npos) << out;
+  EXPECT_NE(test::run_cli("models make --family tiny --dtype q5_k --out " + dir_->file("x"), &out), 0);
+}
+
+}  // namespace
+}  // namespace accel

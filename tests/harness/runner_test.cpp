@@ -1,0 +1,147 @@
+// The runner end to end through the CLI: a plan runs into a store, a rerun skips finished cases,
+// a SIGKILLed run resumes with no duplicate and no missing trial, Ctrl-C stops cleanly.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "results/result_store.h"
+#include "tests/support/test_support.h"
+
+namespace accel {
+namespace {
+
+std::string write_plan(const test::TempDir& dir, int samples, int trials) {
+  const std::string path = dir.file("plan.json");
+  std::ofstream(path) << nlohmann::json{
+      {"name", "runner-test"},
+      {"models", {{{"name", "tiny"}, {"family", "tiny"}}}},
+      {"methods", {{{"name", "baseline"}}}},
+      {"context_lengths", {64, 256}},
+      {"workload", {{"kind", "synthetic"}, {"samples", samples}}},
+      {"warmup", 0},
+      {"trials", trials},
+      {"decode_tokens", 4},
+      {"threads", 1}}
+                             .dump();
+  return path;
+}
+
+int64_t trial_rows(const std::string& db) {
+  return results::ResultStore::open_readonly(db).trial_count(true);
+}
+
+TEST(Runner, RunsThenSkipsFinishedCases) {
+  test::TempDir dir;
+  const std::string plan = write_plan(dir, 2, 2), db = dir.file("r.sqlite");
+  const std::string common = plan + " --db " + db + " --models-dir " + dir.file("models");
+  std::string out;
+  ASSERT_EQ(test::run_cli("run " + common, &out), 0) << out;
+  EXPECT_EQ(trial_rows(db), 2 * 2 * 2);  // 2 lengths x 2 samples x 2 trials
+  EXPECT_NE(out.find("| baseline"), std::string::npos) << out;  // the ttft table
+  ASSERT_EQ(test::run_cli("run " + common, &out), 0) << out;
+  EXPECT_NE(out.find("4 already done, 0 completed"), std::string::npos) << out;
+  EXPECT_EQ(trial_rows(db), 8);
+  ASSERT_EQ(test::run_cli("run --dry-run " + common, &out), 0) << out;
+  EXPECT_NE(out.find("done  baseline"), std::string::npos) << out;
+  const auto store = results::ResultStore::open_readonly(db);
+  const auto trials = store.trials();
+  ASSERT_FALSE(trials.empty());
+  EXPECT_EQ(trials[0].target.arch, "llama");
+  EXPECT_EQ(trials[0].target.sha256.size(), 64u);
+  EXPECT_GT(trials[0].ttft_s.value_or(0), 0.0);
+  EXPECT_TRUE(trials[0].phases.count("prefill"));
+  EXPECT_EQ(trials[0].output_tokens.size(), 4u);
+  EXPECT_EQ(trials[0].prompt_tokens, trials[0].context_len);
+  const auto runs = store.runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_FALSE(runs[0].git_commit.empty());
+  EXPECT_FALSE(runs[0].cpu_model.empty());
+  EXPECT_EQ(runs[0].plan["name"], "runner-test");
+}
+
+// Starts `accelbench run` as a child, waits until it has stored some trials, then signals it.
+pid_t start_run(const std::string& args) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const std::string cmd = test::accelbench_binary() + " run " + args + " >/dev/null 2>&1";
+    execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), (char*)nullptr);
+    _exit(127);
+  }
+  return pid;
+}
+
+void wait_for_rows(const std::string& db, int64_t n) {
+  for (int i = 0; i < 600; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    try {
+      if (trial_rows(db) >= n) return;
+    } catch (const std::exception&) {
+    }
+  }
+  FAIL() << "no rows appeared in " << db;
+}
+
+TEST(Runner, ResumesAfterSigkillWithoutDuplicatesOrGaps) {
+  test::TempDir dir;
+  const std::string plan = write_plan(dir, 30, 2), db = dir.file("k.sqlite");
+  const std::string common = plan + " --db " + db + " --models-dir " + dir.file("models");
+  const pid_t pid = start_run(common);
+  wait_for_rows(db, 6);
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const int64_t partial = trial_rows(db);
+  EXPECT_EQ(partial % 2, 0) << "a case was half-recorded";
+  EXPECT_LT(partial, 2 * 30 * 2) << "the run finished before it was killed; make it longer";
+  std::string out;
+  ASSERT_EQ(test::run_cli("run " + common, &out), 0) << out;
+  const auto trials = results::ResultStore::open_readonly(db).trials();
+  EXPECT_EQ(trials.size(), 2u * 30u * 2u);
+  std::set<std::pair<std::string, int64_t>> keys;
+  for (const auto& t : trials) keys.insert({t.case_key, t.trial_index});
+  EXPECT_EQ(keys.size(), trials.size());
+}
+
+TEST(Runner, CtrlCStopsCleanlyAndRerunCompletes) {
+  test::TempDir dir;
+  const std::string plan = write_plan(dir, 30, 2), db = dir.file("i.sqlite");
+  const std::string common = plan + " --db " + db + " --models-dir " + dir.file("models");
+  const pid_t pid = start_run(common);
+  wait_for_rows(db, 4);
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_EQ(trial_rows(db) % 2, 0);
+  const auto runs = results::ResultStore::open_readonly(db).runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_TRUE(runs[0].ended_at.has_value());  // ended cleanly
+  std::string out;
+  ASSERT_EQ(test::run_cli("run " + common, &out), 0) << out;
+  EXPECT_EQ(trial_rows(db), 2 * 30 * 2);
+}
+
+TEST(Runner, ContextLongerThanModelIsRecordedAsFailure) {
+  test::TempDir dir;
+  const std::string path = dir.file("plan.json");
+  std::ofstream(path) << R"({"models": [{"name": "tiny", "family": "tiny"}],
+    "methods": [{"name": "baseline"}], "context_lengths": [64, 5000],
+    "warmup": 0, "trials": 1, "decode_tokens": 2})";
+  const std::string db = dir.file("f.sqlite");
+  std::string out;
+  EXPECT_EQ(test::run_cli("run " + path + " --db " + db + " --models-dir " + dir.file("m"), &out), 4)
+      << out;
+  EXPECT_NE(out.find("exceeds the context length 4096"), std::string::npos) << out;
+  const auto store = results::ResultStore::open_readonly(db);
+  EXPECT_EQ(store.trial_count(false), 1);
+  EXPECT_EQ(store.trial_count(true), 2);
+}
+
+}  // namespace
+}  // namespace accel

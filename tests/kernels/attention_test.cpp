@@ -1,0 +1,303 @@
+// Tests of accel::attention_causal: agreement with the double reference over a table of shapes and
+// position patterns (with a derived error bound), and bit-exact batch invariance (query alone vs in
+// a batch with masked keys, at different batch indices, with 1 and 2 threads). Tests only.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include "kernels/attention.h"
+#include "kernels/threading.h"
+#include "tests/support/test_support.h"
+
+namespace {
+
+using accel::AttentionShape;
+using accel::test::bit_equal;
+using accel::test::near_all;
+using accel::test::random_normal;
+
+constexpr double kU = 0x1p-24;  // unit roundoff of float
+
+// Key positions of a sparse prefill: runs of 32 consecutive positions separated by seeded gaps
+// (0..31, then e.g. 96..127, 500..531, ...), non-decreasing, starting at `first`.
+std::vector<int32_t> sparse_positions(size_t n, uint64_t seed, int32_t first = 0) {
+  std::mt19937_64 rng(seed);
+  std::vector<int32_t> pos(n);
+  int32_t start = first;
+  for (size_t j = 0; j < n; ++j) {
+    if (j > 0 && j % 32 == 0) start = pos[j - 1] + 1 + int32_t(rng() % 400);
+    pos[j] = start + int32_t(j % 32);
+  }
+  return pos;
+}
+
+struct Data {
+  AttentionShape s;
+  size_t n_q = 0, n_kv = 0, ldq = 0, ldkv = 0, ldo = 0;
+  std::vector<float> q, k, v;
+  std::vector<int32_t> q_pos, kv_pos;
+};
+
+// Random Q/K/V with row strides padded by `pad` floats (so strides are exercised); q_scale sets
+// the score magnitude (scores ~ q_scale * N(0, 1) with the 1/sqrt(D) scale).
+Data make_data(int H, int KVH, int D, size_t n_q, size_t n_kv, uint64_t seed, float q_scale = 1.f,
+               size_t pad = 3) {
+  Data d;
+  d.s = {H, KVH, D, float(1.0 / std::sqrt(double(D)))};
+  d.n_q = n_q;
+  d.n_kv = n_kv;
+  d.ldq = size_t(H) * D + pad;
+  d.ldkv = size_t(KVH) * D + pad;
+  d.ldo = size_t(H) * D + pad;
+  d.q = random_normal(std::max<size_t>(1, n_q * d.ldq), seed, q_scale);
+  d.k = random_normal(std::max<size_t>(1, n_kv * d.ldkv), seed + 1);
+  d.v = random_normal(std::max<size_t>(1, n_kv * d.ldkv), seed + 2);
+  d.kv_pos = sparse_positions(n_kv, seed + 3, /*first=*/2);
+  return d;
+}
+
+std::vector<float> run(const Data& d) {
+  std::vector<float> out(std::max<size_t>(1, d.n_q * d.ldo), NAN);
+  accel::attention_causal(d.s, d.q.data(), d.ldq, d.q_pos.data(), d.n_q, d.k.data(), d.v.data(),
+                          d.ldkv, d.kv_pos.data(), d.n_kv, out.data(), d.ldo);
+  return out;
+}
+
+// The heads of query row i of `out` (stride ldo), as a dense vector.
+std::vector<float> row(const std::vector<float>& out, size_t ldo, size_t i, size_t width) {
+  return {out.begin() + i * ldo, out.begin() + i * ldo + width};
+}
+
+// A-priori forward error bound for one case (worst case over its queries and heads):
+//  - each score s = scale * sum_d q_d k_d is an fp32 FMA chain: |ds| <= gamma_D * scale * sum|q k|,
+//    plus rounding of scale*log2(e), of the product and of t - max: <= 4u * max|s| in all;
+//  - exp2 polynomial: relative error <= 4u; so every p_j is off by a relative eps_p, and a
+//    convex combination with relatively perturbed weights moves by <= 2 * eps_p * max|v|;
+//  - l and o are fp32 sums over n visible keys plus one rescale per block and a final division:
+//    <= (n + 2 * blocks + 2) u * max|v|.
+// The bound is loose (typically 10-100x the observed error) but still far below the O(1/n) change
+// a wrong mask, a missing key or a wrong head would cause.
+double error_bound(const Data& d) {
+  const int G = d.s.n_heads / d.s.n_kv_heads, D = d.s.head_dim;
+  const double gamma = D * kU / (1 - D * kU);
+  double max_abs_sum = 0, max_s = 0, max_v = 0;
+  size_t max_vis = 0;
+  for (float x : d.v) max_v = std::max(max_v, double(std::fabs(x)));
+  for (size_t i = 0; i < d.n_q; ++i) {
+    size_t vis = 0;
+    for (size_t j = 0; j < d.n_kv; ++j) {
+      if (d.kv_pos[j] > d.q_pos[i]) continue;
+      ++vis;
+      for (int h = 0; h < d.s.n_heads; ++h) {
+        double a = 0, s = 0;
+        for (int t = 0; t < D; ++t) {
+          const double p = double(d.q[i * d.ldq + h * D + t]) * d.k[j * d.ldkv + (h / G) * D + t];
+          a += std::fabs(p);
+          s += p;
+        }
+        max_abs_sum = std::max(max_abs_sum, a * d.s.scale);
+        max_s = std::max(max_s, std::fabs(s) * d.s.scale);
+      }
+    }
+    max_vis = std::max(max_vis, vis);
+  }
+  const double eps_p = gamma * max_abs_sum + 4 * kU * max_s + 4 * kU;
+  const double blocks = double(d.n_kv) / 64 + 1;
+  return max_v * (2 * eps_p + (double(max_vis) + 2 * blocks + 2) * kU);
+}
+
+::testing::AssertionResult matches_reference(const Data& d, const std::vector<float>& out) {
+  std::vector<double> want(out.size(), 0.0);
+  accel::attention_reference(d.s, d.q.data(), d.ldq, d.q_pos.data(), d.n_q, d.k.data(), d.v.data(),
+                             d.ldkv, d.kv_pos.data(), d.n_kv, want.data(), d.ldo);
+  // Compare only the written part of each row (not the stride padding).
+  const size_t w = size_t(d.s.n_heads) * d.s.head_dim;
+  std::vector<float> got;
+  std::vector<double> ref;
+  for (size_t i = 0; i < d.n_q; ++i) {
+    got.insert(got.end(), out.begin() + i * d.ldo, out.begin() + i * d.ldo + w);
+    ref.insert(ref.end(), want.begin() + i * d.ldo, want.begin() + i * d.ldo + w);
+  }
+  return near_all(got, ref, error_bound(d), 0.0);
+}
+
+struct Case {
+  int H, KVH, D;
+  size_t n_q, n_kv;
+};
+std::ostream& operator<<(std::ostream& os, const Case& c) {
+  return os << "heads " << c.H << "/" << c.KVH << " D " << c.D << " n_q " << c.n_q << " n_kv "
+            << c.n_kv;
+}
+
+std::vector<Case> table() {
+  std::vector<Case> cases;
+  for (int D : {8, 64, 80, 128})
+    for (auto [H, KVH] : {std::pair{1, 1}, {4, 1}, {12, 4}, {8, 8}})
+      for (size_t n_q : {size_t(1), size_t(3), size_t(17), size_t(130)})
+        for (size_t n_kv : {size_t(1), size_t(63), size_t(64), size_t(65), size_t(597)})
+          cases.push_back({H, KVH, D, n_q, n_kv});
+  return cases;
+}
+
+class AttentionTable : public ::testing::TestWithParam<Case> {};
+
+// Queries at a mix of positions: before every key (sees nothing: zeros), inside runs, in the gaps
+// between runs, past the end; in no particular order and not tied to the cache's last rows.
+TEST_P(AttentionTable, MatchesReference) {
+  const Case c = GetParam();
+  Data d = make_data(c.H, c.KVH, c.D, c.n_q, c.n_kv, 1000 + c.D * 7 + c.n_q * 13 + c.n_kv);
+  std::mt19937_64 rng(c.n_q * 31 + c.n_kv);
+  const int32_t last = d.kv_pos.back();
+  d.q_pos.resize(c.n_q);
+  for (size_t i = 0; i < c.n_q; ++i) d.q_pos[i] = int32_t(rng() % uint64_t(last + 40));
+  d.q_pos[0] = 1;  // kv positions start at 2: this query sees no key
+  if (c.n_q > 2) d.q_pos[c.n_q - 1] = last + 5;
+  const std::vector<float> out = run(d);
+  SCOPED_TRACE(::testing::PrintToString(c));
+  EXPECT_TRUE(matches_reference(d, out));
+  for (int t = 0; t < c.H * c.D; ++t) ASSERT_EQ(out[t], 0.f) << "query that sees no key, elt " << t;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, AttentionTable, ::testing::ValuesIn(table()),
+                         [](const auto& info) {
+                           const Case& c = info.param;
+                           std::ostringstream os;
+                           os << "H" << c.H << "_KV" << c.KVH << "_D" << c.D << "_q" << c.n_q
+                              << "_kv" << c.n_kv;
+                           return os.str();
+                         });
+
+// Scores around +-80 (q scaled up): exp of the raw scores would overflow float; the online
+// softmax must subtract the running max. Also checks every output is finite.
+TEST(Attention, LargeScoresDoNotOverflow) {
+  for (int D : {64, 128}) {
+    Data d = make_data(12, 4, D, 17, 300, 77 + D, /*q_scale=*/30.f);
+    d.q_pos.assign(d.n_q, 0);
+    for (size_t i = 0; i < d.n_q; ++i) d.q_pos[i] = d.kv_pos[std::min<size_t>(299, 20 * i + 5)];
+    const std::vector<float> out = run(d);
+    double max_score = 0;
+    for (size_t j = 0; j < d.n_kv; ++j) {
+      double s = 0;
+      for (int t = 0; t < D; ++t) s += double(d.q[t]) * d.k[j * d.ldkv + t];
+      max_score = std::max(max_score, std::fabs(s) * d.s.scale);
+    }
+    EXPECT_GT(max_score, 60.0) << "test data should produce scores near +-80";
+    for (size_t i = 0; i < d.n_q; ++i)
+      for (int t = 0; t < 12 * D; ++t) ASSERT_TRUE(std::isfinite(out[i * d.ldo + t]));
+    EXPECT_TRUE(matches_reference(d, out)) << "D " << D;
+  }
+}
+
+// ---- batch invariance --------------------------------------------------------------------------
+
+// A prefill chunk: n_q queries that are rows [q0, q0 + n_q) of a cache of n_kv keys with sparse
+// positions (keys after each query are present and masked). Query i alone, with only its visible
+// keys (a decode step), must give the same bits as inside the chunk, at any batch index, with any
+// thread count.
+struct InvarianceCase {
+  int H, KVH, D;
+  size_t n_kv, q0, n_q;
+};
+
+class AttentionInvariance : public ::testing::TestWithParam<InvarianceCase> {};
+
+Data chunk(const InvarianceCase& c, uint64_t seed) {
+  Data d = make_data(c.H, c.KVH, c.D, c.n_q, c.n_kv, seed, 2.f);
+  d.q_pos.assign(d.kv_pos.begin() + c.q0, d.kv_pos.begin() + c.q0 + c.n_q);
+  return d;
+}
+
+TEST_P(AttentionInvariance, AloneVersusBatchVersusThreads) {
+  const InvarianceCase c = GetParam();
+  const Data d = chunk(c, 4242 + c.D + c.n_q);
+  const size_t w = size_t(c.H) * c.D;
+  const int threads0 = accel::num_threads();
+
+  accel::set_num_threads(2);
+  const std::vector<float> batch2 = run(d);
+  accel::set_num_threads(1);
+  const std::vector<float> batch1 = run(d);
+  accel::set_num_threads(threads0);
+  EXPECT_TRUE(matches_reference(d, batch2));
+  // (d) thread count.
+  EXPECT_TRUE(bit_equal(batch1, batch2)) << "1 vs 2 threads";
+
+  // (c) a different batch index: the same queries in reverse order.
+  Data rev = d;
+  for (size_t i = 0; i < c.n_q; ++i) {
+    std::copy_n(d.q.begin() + i * d.ldq, w, rev.q.begin() + (c.n_q - 1 - i) * d.ldq);
+    rev.q_pos[c.n_q - 1 - i] = d.q_pos[i];
+  }
+  const std::vector<float> rev_out = run(rev);
+
+  for (size_t i = 0; i < c.n_q; ++i) {
+    SCOPED_TRACE(::testing::Message() << "query " << i << " at position " << d.q_pos[i]);
+    const std::vector<float> in_batch = row(batch2, d.ldo, i, w);
+    EXPECT_TRUE(bit_equal(row(rev_out, d.ldo, c.n_q - 1 - i, w), in_batch)) << "reversed batch";
+    // (a) vs (b): alone, with only the visible keys (positions are non-decreasing, so a prefix).
+    Data one = d;
+    one.n_q = 1;
+    one.q.assign(d.q.begin() + i * d.ldq, d.q.begin() + (i + 1) * d.ldq);
+    one.q_pos = {d.q_pos[i]};
+    one.n_kv =
+        size_t(std::upper_bound(d.kv_pos.begin(), d.kv_pos.end(), d.q_pos[i]) - d.kv_pos.begin());
+    EXPECT_TRUE(bit_equal(row(run(one), one.ldo, 0, w), in_batch)) << "alone with visible keys";
+    // Alone, but with every key of the cache present (masked ones included).
+    one.n_kv = d.n_kv;
+    EXPECT_TRUE(bit_equal(row(run(one), one.ldo, 0, w), in_batch)) << "alone with all keys";
+    if (HasFailure()) break;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Chunks, AttentionInvariance,
+    ::testing::Values(InvarianceCase{12, 4, 64, 600, 400, 130},  // row-lane layout, G = 3
+                      InvarianceCase{12, 4, 64, 300, 250, 5},    // 15 rows: key-lane layout
+                      InvarianceCase{12, 4, 64, 300, 250, 6},    // 18 rows: row-lane layout
+                      InvarianceCase{4, 1, 128, 500, 3, 17},     // G = 4, early queries
+                      InvarianceCase{8, 8, 80, 400, 380, 17},    // G = 1, D not a multiple of 16
+                      InvarianceCase{1, 1, 8, 200, 60, 130},     // tiny head, 130 x 1 row tiles
+                      InvarianceCase{12, 4, 128, 520, 0, 130}),  // queries at the cache start
+    [](const auto& info) {
+      const InvarianceCase& c = info.param;
+      std::ostringstream os;
+      os << "H" << c.H << "_KV" << c.KVH << "_D" << c.D << "_kv" << c.n_kv << "_q0_" << c.q0
+         << "_nq" << c.n_q;
+      return os.str();
+    });
+
+// A decode step after a sparse prefill: the query's position is far past the last key (e.g. the
+// prompt had M tokens but only N were kept); fewer keys than queries in the batch also works.
+TEST(Attention, QueriesPastTheCacheAndFewKeys) {
+  Data d = make_data(12, 4, 64, 130, 17, 99);
+  d.q_pos.resize(d.n_q);
+  for (size_t i = 0; i < d.n_q; ++i) d.q_pos[i] = 1000 + int32_t(i);
+  const std::vector<float> out = run(d);
+  EXPECT_TRUE(matches_reference(d, out));
+  // Every query sees the same 17 keys; rows with equal queries must be equal bit for bit.
+  Data same = d;
+  for (size_t i = 1; i < d.n_q; ++i) std::copy_n(d.q.begin(), d.ldq, same.q.begin() + i * d.ldq);
+  const std::vector<float> out2 = run(same);
+  const size_t w = 12 * 64;
+  for (size_t i = 1; i < d.n_q; ++i)
+    ASSERT_TRUE(bit_equal(row(out2, d.ldo, i, w), row(out2, d.ldo, 0, w))) << "row " << i;
+}
+
+TEST(Attention, EmptyInputs) {
+  Data d = make_data(4, 1, 64, 3, 0, 5);
+  d.q_pos = {0, 10, 100};
+  const std::vector<float> out = run(d);
+  for (size_t i = 0; i < 3; ++i)
+    for (int t = 0; t < 4 * 64; ++t) ASSERT_EQ(out[i * d.ldo + t], 0.f);
+  d.n_q = 0;
+  run(d);  // no work, no crash
+}
+
+}  // namespace

@@ -1,0 +1,248 @@
+// Tests of the row kernels in kernels/elementwise.h (rmsnorm, rope, softmax, log_sum_exp, swiglu)
+// against their double references and hand-worked values. Each tolerance is derived next to its
+// test from the float roundings the kernel performs (u = 2^-24, the unit roundoff). Tests only.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "kernels/elementwise.h"
+#include "tests/support/test_support.h"
+
+namespace {
+
+using accel::test::bit_equal;
+using accel::test::near_all;
+using accel::test::random_normal;
+
+constexpr double kU = 0x1p-24;
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+std::vector<double> to_double(const std::vector<float>& x) {
+  return {x.begin(), x.end()};
+}
+
+// ---- rmsnorm
+// -------------------------------------------------------------------------------------
+
+// Sum of squares in double (exact enough), then three float roundings: 1/sqrt(.) to float, x*inv,
+// *weight. Relative error per element <= 3u + O(u^2); checked against 4u.
+TEST(RmsNorm, MatchesReference) {
+  for (size_t dim : {size_t(1), size_t(7), size_t(33), size_t(768), size_t(32768)}) {
+    const size_t rows = 5, ld = dim + 3;
+    std::vector<float> x = random_normal(rows * ld, 11 + dim, 3.f);
+    const std::vector<float> w = random_normal(dim, 12 + dim);
+    std::vector<float> out(rows * ld, 0.f);
+    std::vector<double> want(rows * ld, 0.0);
+    accel::rmsnorm(x.data(), rows, dim, ld, w.data(), 1e-5f, out.data(), ld);
+    accel::rmsnorm_reference(x.data(), rows, dim, ld, w.data(), 1e-5f, want.data(), ld);
+    EXPECT_TRUE(near_all(out, want, 0.0, 4 * kU)) << "dim " << dim;
+    // In place (out aliases x) gives the same bits.
+    accel::rmsnorm(x.data(), rows, dim, ld, w.data(), 1e-5f, x.data(), ld);
+    for (size_t r = 0; r < rows; ++r)
+      EXPECT_TRUE(
+          bit_equal(std::span(x).subspan(r * ld, dim), std::span(out).subspan(r * ld, dim)));
+  }
+}
+
+TEST(RmsNorm, HandWorked) {
+  // x = (3, 4): mean square 12.5, rms 3.5355339; weight (1, 2); eps 0.
+  const float x[2] = {3, 4}, w[2] = {1, 2};
+  float out[2];
+  accel::rmsnorm(x, 1, 2, 2, w, 0.f, out, 2);
+  EXPECT_NEAR(out[0], 3 / std::sqrt(12.5), 4 * kU);
+  EXPECT_NEAR(out[1], 2 * 4 / std::sqrt(12.5), 8 * kU);
+  // eps dominates a zero row: output zeros, not NaN.
+  const float z[3] = {0, 0, 0}, ones[3] = {1, 1, 1};
+  float oz[3];
+  accel::rmsnorm(z, 1, 3, 3, ones, 1e-6f, oz, 3);
+  for (float v : oz) EXPECT_EQ(v, 0.f);
+}
+
+// ---- rope
+// ----------------------------------------------------------------------------------------
+
+struct RopeCase {
+  accel::RopeLayout layout;
+  int head_dim, n_rot;
+  float freq_scale, freq_base;
+};
+
+// cos/sin are computed in double and rounded to float (abs error <= u/2 each); each output is
+// x0*c - x1*s: two products and a difference, each rounded. Per element the error is
+// <= (3u)(|x0| + |x1|) + O(u^2); checked against 4u * 2 * max|x| over the row.
+TEST(Rope, MatchesReferenceBothLayouts) {
+  const RopeCase cases[] = {
+      {accel::RopeLayout::Adjacent, 64, 64, 1.f, 10000.f},
+      {accel::RopeLayout::HalfSplit, 64, 64, 1.f, 1000000.f},
+      {accel::RopeLayout::Adjacent, 80, 32, 0.25f, 10000.f},  // partial rotation, linear scaling
+      {accel::RopeLayout::HalfSplit, 128, 64, 0.5f, 500000.f},
+      {accel::RopeLayout::HalfSplit, 8, 2, 1.f, 10000.f},
+  };
+  const std::vector<int32_t> pos = {0, 1, 2, 17, 1000, 4095, 8191, 16384, 32767, 32768};
+  for (const RopeCase& c : cases) {
+    const int n_heads = 3;
+    const size_t ld = size_t(n_heads) * c.head_dim + 5, rows = pos.size();
+    const std::vector<float> x0 = random_normal(rows * ld, 21 + c.head_dim, 2.f);
+    std::vector<float> x = x0;
+    std::vector<double> want = to_double(x0);
+    const accel::RopeParams p{c.head_dim, c.n_rot, c.freq_base, c.freq_scale, c.layout};
+    accel::rope(x.data(), rows, ld, n_heads, pos.data(), p);
+    accel::rope_reference(want.data(), rows, ld, n_heads, pos.data(), p);
+    double max_x = 0;
+    for (float v : x0) max_x = std::max(max_x, double(std::fabs(v)));
+    SCOPED_TRACE(::testing::Message() << "head_dim " << c.head_dim << " n_rot " << c.n_rot
+                                      << " layout " << int(c.layout));
+    EXPECT_TRUE(near_all(x, want, 8 * kU * max_x, 0.0));
+    // Dimensions past n_rot in each head, and the row padding, are untouched (bit for bit).
+    for (size_t r = 0; r < rows; ++r)
+      for (int h = 0; h < n_heads; ++h)
+        for (int d = c.n_rot; d < c.head_dim; ++d) {
+          const size_t i = r * ld + size_t(h) * c.head_dim + d;
+          ASSERT_EQ(x[i], x0[i]) << "row " << r << " head " << h << " dim " << d;
+        }
+    // Position 0 is the identity.
+    for (size_t i = 0; i < size_t(n_heads) * c.head_dim; ++i) ASSERT_EQ(x[i], x0[i]);
+  }
+}
+
+TEST(Rope, HandWorked) {
+  // Adjacent, head_dim 4, n_rot 4, base 10000, position 1: pair 0 at theta 1, pair 1 at
+  // theta 10000^(-1/2) = 0.01. x = (1, 0, 0, 1) -> (cos 1, sin 1, -sin 0.01, cos 0.01).
+  float x[4] = {1, 0, 0, 1};
+  const int32_t pos[1] = {1};
+  accel::RopeParams p{4, 4, 10000.f, 1.f, accel::RopeLayout::Adjacent};
+  accel::rope(x, 1, 4, 1, pos, p);
+  EXPECT_NEAR(x[0], std::cos(1.0), 2 * kU);
+  EXPECT_NEAR(x[1], std::sin(1.0), 2 * kU);
+  EXPECT_NEAR(x[2], -std::sin(0.01), 2 * kU);
+  EXPECT_NEAR(x[3], std::cos(0.01), 2 * kU);
+  // HalfSplit pairs (0, 2) and (1, 3); freq_scale 0.5 at position 2 equals position 1 unscaled.
+  float y[4] = {1, 0, 0, 1};
+  const int32_t pos2[1] = {2};
+  accel::RopeParams q{4, 4, 10000.f, 0.5f, accel::RopeLayout::HalfSplit};
+  accel::rope(y, 1, 4, 1, pos2, q);
+  EXPECT_NEAR(y[0], std::cos(1.0), 2 * kU);    // x0 * cos(1) - x2 * sin(1)
+  EXPECT_NEAR(y[2], std::sin(1.0), 2 * kU);    // x0 * sin(1) + x2 * cos(1)
+  EXPECT_NEAR(y[1], -std::sin(0.01), 2 * kU);  // x1 * cos(.01) - x3 * sin(.01)
+  EXPECT_NEAR(y[3], std::cos(0.01), 2 * kU);
+}
+
+// Rotations compose: q.k after RoPE depends only on the position difference (the property the
+// model relies on), here at large positions where angle errors would show.
+TEST(Rope, DotProductDependsOnlyOnOffset) {
+  const int D = 64;
+  const std::vector<float> q0 = random_normal(D, 5), k0 = random_normal(D, 6);
+  accel::RopeParams p{D, D, 10000.f, 1.f, accel::RopeLayout::HalfSplit};
+  auto dot_at = [&](int32_t pq, int32_t pk) {
+    std::vector<float> q = q0, k = k0;
+    accel::rope(q.data(), 1, D, 1, &pq, p);
+    accel::rope(k.data(), 1, D, 1, &pk, p);
+    double s = 0;
+    for (int d = 0; d < D; ++d) s += double(q[d]) * k[d];
+    return s;
+  };
+  double norm = 0;
+  for (int d = 0; d < D; ++d) norm += std::fabs(double(q0[d]) * k0[d]);
+  // Each rotated vector is off by <= 4u relative per element: the dot by <= 8u * sum|q k|-ish.
+  EXPECT_NEAR(dot_at(10, 3), dot_at(32760, 32753), 16 * kU * norm);
+}
+
+// ---- softmax / log_sum_exp ---------------------------------------------------------------------
+
+// x_i - m is rounded (abs u|x_i - m|, which exp turns into that relative error), expf is within
+// 1 ulp, the sum is in double, and 1/sum and the final product are rounded: relative error per
+// element <= u(|x_i - m| + 4). Checked with rtol u(max|x_i - m| + 4).
+TEST(Softmax, MatchesReference) {
+  for (size_t n : {size_t(1), size_t(2), size_t(31), size_t(1000), size_t(32000)}) {
+    std::vector<float> x = random_normal(n, 40 + n, 10.f);
+    std::vector<double> want(n);
+    double m = -INFINITY, spread = 0;
+    for (float v : x) m = std::max(m, double(v));
+    double sum = 0;
+    for (size_t i = 0; i < n; ++i) sum += std::exp(double(x[i]) - m);
+    for (size_t i = 0; i < n; ++i) {
+      want[i] = std::exp(double(x[i]) - m) / sum;
+      spread = std::max(spread, m - x[i]);
+    }
+    accel::softmax(x.data(), n);
+    EXPECT_TRUE(near_all(x, want, 0.0, kU * (spread + 4))) << "n " << n;
+    double total = 0;
+    for (float v : x) total += v;
+    EXPECT_NEAR(total, 1.0, (n + 4) * kU) << "n " << n;
+  }
+}
+
+TEST(Softmax, HandWorkedAndExtremes) {
+  // (0, ln 3): 1/4 and 3/4.
+  float a[2] = {0.f, float(std::log(3.0))};
+  accel::softmax(a, 2);
+  EXPECT_NEAR(a[0], 0.25, 4 * kU);
+  EXPECT_NEAR(a[1], 0.75, 4 * kU);
+  // Large values do not overflow; -inf entries get exactly 0.
+  float b[4] = {1000.f, 1000.f, -kInf, 990.f};
+  accel::softmax(b, 4);
+  const double e = std::exp(-10.0), s = 2 + e;
+  EXPECT_NEAR(b[0], 1 / s, 1e-6);
+  EXPECT_NEAR(b[1], 1 / s, 1e-6);
+  EXPECT_EQ(b[2], 0.f);
+  EXPECT_NEAR(b[3], e / s, 1e-9);
+  float c[1] = {-5.f};
+  accel::softmax(c, 1);
+  EXPECT_EQ(c[0], 1.f);
+  accel::softmax(c, 0);  // no-op
+}
+
+// Computed in double throughout: agreement with a long double evaluation to ~1e-13 relative.
+TEST(LogSumExp, MatchesReferenceAndHandWorked) {
+  for (size_t n : {size_t(1), size_t(5), size_t(32000)}) {
+    const std::vector<float> x = random_normal(n, 60 + n, 20.f);
+    long double m = -INFINITY, s = 0;
+    for (float v : x) m = std::max(m, (long double)v);
+    for (float v : x) s += std::exp((long double)v - m);
+    const double want = double(m + std::log(s));
+    EXPECT_NEAR(accel::log_sum_exp(x.data(), n), want, 1e-13 * (std::fabs(want) + 1)) << n;
+  }
+  const float z[2] = {0, 0};
+  EXPECT_NEAR(accel::log_sum_exp(z, 2), std::log(2.0), 1e-15);
+  const float big[2] = {1000.f, 1000.f};  // exp(1000) would overflow
+  EXPECT_NEAR(accel::log_sum_exp(big, 2), 1000 + std::log(2.0), 1e-12);
+  const float mixed[3] = {-kInf, 0.f, -kInf};
+  EXPECT_EQ(accel::log_sum_exp(mixed, 3), 0.0);
+  EXPECT_EQ(accel::log_sum_exp(z, 0), -INFINITY);
+  // All -inf: log(0) = -inf, not NaN (exp(-inf - -inf) would be NaN).
+  const float ninf[2] = {-kInf, -kInf};
+  EXPECT_EQ(accel::log_sum_exp(ninf, 2), -INFINITY);
+}
+
+// ---- swiglu
+// --------------------------------------------------------------------------------------
+
+// g / (1 + exp(-g)) * up: expf within 1 ulp (its relative error passes to 1/(1+e) damped by
+// e/(1+e) <= 1), then an add, a divide and a multiply, each rounded: relative error <= 5u; atol
+// covers results that underflow (g << 0, where the true value is ~1e-40).
+TEST(SwiGlu, MatchesReferenceAndAliases) {
+  const size_t n = 1003;
+  std::vector<float> g = random_normal(n, 81, 6.f), up = random_normal(n, 82);
+  const float special[] = {0.f, -0.f, 1.f, -1.f, 20.f, -20.f, 88.f, -88.f, 100.f, -100.f, -200.f};
+  for (size_t i = 0; i < std::size(special); ++i) g[i] = special[i];
+  std::vector<double> want(n);
+  for (size_t i = 0; i < n; ++i) want[i] = double(g[i]) / (1 + std::exp(-double(g[i]))) * up[i];
+  std::vector<float> out(n);
+  accel::swiglu(g.data(), up.data(), out.data(), n);
+  EXPECT_TRUE(near_all(out, want, 1e-30, 6 * kU));
+  for (float v : out) ASSERT_FALSE(std::isnan(v));
+  std::vector<float> g2 = g, up2 = up;
+  accel::swiglu(g2.data(), up.data(), g2.data(), n);   // out aliases gate
+  accel::swiglu(g.data(), up2.data(), up2.data(), n);  // out aliases up
+  EXPECT_TRUE(bit_equal(g2, out));
+  EXPECT_TRUE(bit_equal(up2, out));
+  // Hand-worked: silu(1) * 2 = 2 / (1 + e^-1) = 1.4621171572600098.
+  float a = 1.f, b = 2.f, o;
+  accel::swiglu(&a, &b, &o, 1);
+  EXPECT_NEAR(o, 1.4621171572600098, 4 * kU);
+}
+
+}  // namespace

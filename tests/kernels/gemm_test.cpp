@@ -1,0 +1,246 @@
+// Tests of accel::gemm (kernels/gemm.h): accuracy against the double reference for every weight
+// type over a table of awkward shapes, batch invariance bit for bit (M, row index, thread count),
+// quantized == f32-on-dequantized bit for bit, and no writes outside Y's M x N region.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kernels/dtype.h"
+#include "kernels/fp16.h"
+#include "kernels/gemm.h"
+#include "kernels/quant.h"
+#include "kernels/threading.h"
+#include "tests/support/test_support.h"
+
+namespace accel {
+namespace {
+
+using test::bit_equal;
+using test::random_normal;
+
+constexpr DType kAllTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0};
+
+bool is_quant(DType t) {
+  return t == DType::Q8_0 || t == DType::Q4_0;
+}
+
+// Raw ggml-layout weight (N rows of K) of type t from N(0, 1) values.
+std::vector<uint8_t> make_weight(DType t, size_t N, size_t K, uint64_t seed) {
+  const std::vector<float> w = random_normal(N * K, seed);
+  std::vector<uint8_t> raw(dtype_row_bytes(t, K) * N);
+  quantize_row(t, w.data(), raw.data(), N * K);
+  return raw;
+}
+
+std::vector<float> dequantized(DType t, const std::vector<uint8_t>& raw, size_t N, size_t K) {
+  std::vector<float> w(N * K);
+  dequantize_row(t, raw.data(), w.data(), N * K);
+  return w;
+}
+
+// Restores the default thread count when a test changes it.
+struct ThreadGuard {
+  ~ThreadGuard() { set_num_threads(default_num_threads()); }
+};
+
+// Error bound per output. Y = fl(...fl(fl(x0 w0) + x1 w1)... + x_{K-1} w_{K-1}) (+ bias) is K
+// roundings of a partial sum (one per FMA) plus one for the bias add; each rounding errs by at
+// most u = 2^-24 of a value bounded by S = Σ|x_k w_k| + |bias|, so |Y - exact| <= (K + 1) u S.
+// The weights are the exact dequantized values in both Y and the double reference, whose own
+// error (~K 2^-53 S) is covered by using K + 2. The reference is exact enough to be "exact".
+::testing::AssertionResult within_bound(const std::vector<float>& y, size_t ldy,
+                                        const std::vector<double>& ref, const std::vector<float>& x,
+                                        size_t ldx, const std::vector<float>& w, size_t M, size_t N,
+                                        size_t K, const float* bias) {
+  const double u = std::ldexp(1.0, -24);
+  size_t bad = 0, wm = 0, wn = 0;
+  double worst = -1, worst_bound = 0;
+  for (size_t m = 0; m < M; ++m)
+    for (size_t n = 0; n < N; ++n) {
+      double s = bias ? std::fabs(bias[n]) : 0;
+      for (size_t k = 0; k < K; ++k) s += std::fabs(double(x[m * ldx + k]) * w[n * K + k]);
+      const double bound = double(K + 2) * u * s;
+      const double err = std::fabs(double(y[m * ldy + n]) - ref[m * N + n]);
+      const double excess = std::isnan(err) ? INFINITY : err - bound;
+      if (excess > 0) ++bad;
+      if (excess > worst) {
+        worst = excess;
+        wm = m;
+        wn = n;
+        worst_bound = bound;
+      }
+    }
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << bad << " of " << M * N << " outputs out of bound; worst at (" << wm << ", " << wn
+         << "): expected " << ref[wm * N + wn] << ", got " << y[wm * ldy + wn] << ", bound "
+         << worst_bound;
+}
+
+struct Case {
+  size_t M, N, K;
+};
+
+std::string describe(DType t, const Case& c, bool bias) {
+  std::ostringstream s;
+  s << dtype_name(t) << " M=" << c.M << " N=" << c.N << " K=" << c.K << (bias ? " +bias" : "");
+  return s.str();
+}
+
+// Runs gemm on case c with padded strides and checks accuracy and the untouched padding.
+void check_case(DType t, const Case& c, bool with_bias, uint64_t seed) {
+  SCOPED_TRACE(describe(t, c, with_bias));
+  const size_t ldx = c.K + 3, ldy = c.N + 5;  // strides that are not multiples of a vector
+  const std::vector<uint8_t> raw = make_weight(t, c.N, c.K, seed);
+  const std::vector<float> w = dequantized(t, raw, c.N, c.K);
+  const std::vector<float> x = random_normal(c.M * ldx, seed + 1);
+  const std::vector<float> bias = random_normal(c.N, seed + 2);
+  const float* b = with_bias ? bias.data() : nullptr;
+  const PackedWeight pw = PackedWeight::pack(t, raw.data(), c.N, c.K);
+  const float sentinel = 12345.f;
+  std::vector<float> y(c.M * ldy, sentinel);
+  gemm(x.data(), c.M, ldx, pw, y.data(), ldy, b);
+  std::vector<double> ref(c.M * c.N);
+  gemm_reference(x.data(), c.M, ldx, t, raw.data(), c.N, c.K, ref.data(), c.N, b);
+  EXPECT_TRUE(within_bound(y, ldy, ref, x, ldx, w, c.M, c.N, c.K, b));
+  for (size_t m = 0; m < c.M; ++m)
+    for (size_t n = c.N; n < ldy; ++n)
+      ASSERT_EQ(y[m * ldy + n], sentinel) << "write outside Y at (" << m << ", " << n << ")";
+}
+
+// Row counts around the 6-row tile (both ISAs), the 12-row direct/scratch switch and the 96-row M
+// block; column counts around the 16-lane vectors and the 64 (AVX-512) / 16 (AVX2) column panel;
+// K odd (float types) or multiples of 32 (quantized). LargeShapes adds K past the K-block.
+const size_t kMs[] = {1, 2, 3, 4, 5, 6, 7, 13, 31, 32, 33, 34, 35};
+const size_t kNs[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 35, 64, 65};
+const size_t kKsFloat[] = {1, 3, 17, 32, 96};
+const size_t kKsQuant[] = {32, 64, 96};
+
+class GemmAccuracy : public ::testing::TestWithParam<DType> {};
+
+TEST_P(GemmAccuracy, ShapeTable) {
+  const DType t = GetParam();
+  uint64_t seed = 100;
+  for (size_t K : is_quant(t) ? std::vector<size_t>(std::begin(kKsQuant), std::end(kKsQuant))
+                              : std::vector<size_t>(std::begin(kKsFloat), std::end(kKsFloat)))
+    for (size_t M : kMs)
+      for (size_t N : kNs) check_case(t, {M, N, K}, (M + N) % 2 == 0, ++seed);
+}
+
+TEST_P(GemmAccuracy, LargeShapes) {
+  const DType t = GetParam();
+  // 256 rows > one M block; 257 columns > one 4-panel N chunk; K 768 (model hidden) and K past the
+  // 1024 K-block, not a multiple of it (1056 = 1024 + 32; 1201 for float types).
+  const size_t kOdd = is_quant(t) ? 1056 : 1201;
+  for (const Case& c : {Case{256, 257, 768}, Case{7, 257, 768}, Case{33, 100, kOdd},
+                        Case{1, 1, kOdd}, Case{200, 40, 768}})
+    for (bool bias : {false, true}) check_case(t, c, bias, 7 + c.M + c.N);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTypes, GemmAccuracy, ::testing::ValuesIn(kAllTypes),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+std::vector<float> run(const float* x, size_t M, size_t K, const PackedWeight& pw,
+                       const float* bias) {
+  std::vector<float> y(M * pw.rows());
+  gemm(x, M, K, pw, y.data(), pw.rows(), bias);
+  return y;
+}
+
+// Batch invariance (ARCHITECTURE.md invariant 1): each row's outputs are bit-identical to the
+// same row computed in a batch of 256, whatever M, the row's index, and 1 or 2 threads. N = 257
+// splits threads over N panels, N = 40 (one panel) splits them over M; K spans two K-blocks.
+class GemmBatchInvariance : public ::testing::TestWithParam<DType> {};
+
+TEST_P(GemmBatchInvariance, RowsMatchAcrossBatchSizesPositionsAndThreads) {
+  ThreadGuard guard;
+  const DType t = GetParam();
+  const size_t K = is_quant(t) ? 1056 : 1201;
+  for (size_t N : {size_t(257), size_t(40)}) {
+    const std::vector<uint8_t> raw = make_weight(t, N, K, 5);
+    const PackedWeight pw = PackedWeight::pack(t, raw.data(), N, K);
+    const std::vector<float> bias = random_normal(N, 6);
+    const size_t big = 256;
+    const std::vector<float> x = random_normal(big * K, 8);
+    set_num_threads(1);
+    const std::vector<float> full = run(x.data(), big, K, pw, bias.data());
+    for (int threads : {1, 2}) {
+      set_num_threads(threads);
+      for (size_t M : {1, 2, 3, 5, 7, 16, 33, 256}) {
+        for (size_t start : {size_t(0), size_t(1), big - M}) {  // different rows, different slots
+          if (start + M > big) continue;
+          SCOPED_TRACE(describe(t, {M, N, K}, true) + " threads=" + std::to_string(threads) +
+                       " rows from " + std::to_string(start));
+          const std::vector<float> y = run(x.data() + start * K, M, K, pw, bias.data());
+          ASSERT_TRUE(bit_equal(y, std::span(full).subspan(start * N, M * N)));
+        }
+      }
+      // One probe row placed at every index of a 35-row batch of other rows.
+      const size_t probe = 17;
+      const std::span<const float> want(full.data() + probe * N, N);
+      for (size_t idx = 0; idx < 35; ++idx) {
+        std::vector<float> xb(x.begin() + 100 * K, x.begin() + 135 * K);
+        std::copy(x.begin() + probe * K, x.begin() + (probe + 1) * K, xb.begin() + idx * K);
+        const std::vector<float> y = run(xb.data(), 35, K, pw, bias.data());
+        ASSERT_TRUE(bit_equal(std::span(y).subspan(idx * N, N), want))
+            << "probe at index " << idx << " threads " << threads;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTypes, GemmBatchInvariance, ::testing::ValuesIn(kAllTypes),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+// A non-f32 weight must give exactly the f32 GEMM on its dequantized matrix: the kernels only
+// change how weights are stored, never the arithmetic.
+TEST(Gemm, NonF32EqualsF32OnDequantizedBitForBit) {
+  for (DType t : {DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0})
+    for (const Case& c : {Case{1, 33, 64}, Case{13, 257, 1056}, Case{256, 64, 768}}) {
+      SCOPED_TRACE(describe(t, c, true));
+      const std::vector<uint8_t> raw = make_weight(t, c.N, c.K, 11);
+      const std::vector<float> w = dequantized(t, raw, c.N, c.K);
+      const std::vector<float> x = random_normal(c.M * c.K, 12);
+      const std::vector<float> bias = random_normal(c.N, 13);
+      const PackedWeight pq = PackedWeight::pack(t, raw.data(), c.N, c.K);
+      const PackedWeight pf = PackedWeight::pack(DType::F32, w.data(), c.N, c.K);
+      EXPECT_TRUE(bit_equal(run(x.data(), c.M, c.K, pq, bias.data()),
+                            run(x.data(), c.M, c.K, pf, bias.data())));
+    }
+}
+
+// Every half value through the kernel's F16C path: with K = 1, X = 1 and no bias,
+// Y[n] = fma(1, w[n], +0) = w[n] (except -0 -> +0), so the in-kernel conversion must equal the
+// scalar fp16_to_f32 for all 65536 bit patterns (NaNs only need to stay NaN).
+TEST(Gemm, F16WeightsConvertExactlyForAllHalves) {
+  std::vector<uint16_t> h(65536);
+  for (size_t i = 0; i < h.size(); ++i) h[i] = uint16_t(i);
+  const PackedWeight pw = PackedWeight::pack(DType::F16, h.data(), h.size(), 1);
+  const float one = 1.f;
+  const std::vector<float> y = run(&one, 1, 1, pw, nullptr);
+  for (size_t i = 0; i < h.size(); ++i) {
+    const float want = fp16_to_f32(h[i]);
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(y[i])) << "half 0x" << std::hex << i;
+    } else {
+      ASSERT_EQ(y[i], want == 0 ? 0.f : want) << "half 0x" << std::hex << i;
+    }
+  }
+}
+
+TEST(Gemm, PackedBytesAndEmptyK) {
+  const std::vector<uint8_t> raw = make_weight(DType::Q4_0, 40, 64, 1);
+  const PackedWeight pw = PackedWeight::pack(DType::Q4_0, raw.data(), 40, 64);
+  EXPECT_EQ(pw.rows(), 40u);
+  EXPECT_EQ(pw.cols(), 64u);
+  EXPECT_GE(pw.bytes(), raw.size());  // padded to whole panels
+  EXPECT_LE(pw.bytes(), 2 * raw.size());
+}
+
+}  // namespace
+}  // namespace accel

@@ -1,0 +1,173 @@
+// Naive reference forward (see reference_forward.h): full matrices in double, explicit loops.
+#include "tests/support/reference_forward.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include "kernels/quant.h"
+#include "models/gguf.h"
+#include "models/model_config.h"
+
+namespace accel::test {
+
+namespace {
+
+using Mat = std::vector<double>;  // row-major [rows][cols]
+
+// A 2-D (or a slice of a 3-D) tensor as [rows][cols] doubles; cols = dims[0].
+Mat load(const GgufFile& f, const std::string& name, size_t slice = 0) {
+  const GgufTensorInfo* t = f.find_tensor(name);
+  if (!t) throw std::runtime_error("reference: missing tensor " + name);
+  const size_t cols = t->dims[0];
+  const size_t rows = t->dims.size() > 1 ? t->dims[1] : 1;
+  const size_t rb = dtype_row_bytes(t->type, cols);
+  std::vector<float> row(cols);
+  Mat m(rows * cols);
+  const uint8_t* base = f.tensor_data(*t) + slice * rows * rb;
+  for (size_t r = 0; r < rows; ++r) {
+    dequantize_row(t->type, base + r * rb, row.data(), cols);
+    for (size_t c = 0; c < cols; ++c) m[r * cols + c] = row[c];
+  }
+  return m;
+}
+
+// y[rows] = W[rows][cols] x[cols]
+std::vector<double> matvec(const Mat& W, const std::vector<double>& x) {
+  const size_t cols = x.size(), rows = W.size() / cols;
+  std::vector<double> y(rows, 0.0);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < cols; ++c) y[r] += W[r * cols + c] * x[c];
+  return y;
+}
+
+std::vector<double> rmsnorm(const std::vector<double>& x, const Mat& w, double eps, size_t off = 0,
+                            size_t n = 0) {
+  if (n == 0) n = x.size();
+  std::vector<double> y(x);
+  double ss = 0;
+  for (size_t i = 0; i < n; ++i) ss += x[off + i] * x[off + i];
+  const double inv = 1.0 / std::sqrt(ss / double(n) + eps);
+  for (size_t i = 0; i < n; ++i) y[off + i] = x[off + i] * inv * w[i];
+  return y;
+}
+
+void rope_head(double* v, const ModelConfig& c, int pos) {
+  const int nr = c.rope.n_rot;
+  for (int i = 0; i < nr / 2; ++i) {
+    const double theta =
+        pos * double(c.rope.freq_scale) * std::pow(double(c.rope.freq_base), -2.0 * i / nr);
+    const int a = c.arch == Arch::Llama ? 2 * i : i;
+    const int b = c.arch == Arch::Llama ? 2 * i + 1 : i + nr / 2;
+    const double x0 = v[a], x1 = v[b];
+    v[a] = x0 * std::cos(theta) - x1 * std::sin(theta);
+    v[b] = x0 * std::sin(theta) + x1 * std::cos(theta);
+  }
+}
+
+double silu(double x) { return x / (1.0 + std::exp(-x)); }
+
+std::vector<double> swiglu_ffn(const Mat& g, const Mat& u, const Mat& d,
+                               const std::vector<double>& x) {
+  std::vector<double> a = matvec(g, x), b = matvec(u, x);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = silu(a[i]) * b[i];
+  return matvec(d, a);
+}
+
+}  // namespace
+
+std::vector<double> reference_forward(const std::string& path, const std::vector<int32_t>& tokens) {
+  const GgufFile f = GgufFile::open(path);
+  ModelConfig c = ModelConfig::from_gguf(f);
+  const size_t T = tokens.size(), E = size_t(c.n_embd), hd = size_t(c.head_dim);
+  const size_t H = size_t(c.n_head), HKV = size_t(c.n_head_kv);
+  const Mat emb = load(f, "token_embd.weight");
+  const size_t V = emb.size() / E;
+  std::vector<std::vector<double>> x(T);
+  for (size_t t = 0; t < T; ++t) x[t].assign(emb.begin() + long(tokens[t] * E), emb.begin() + long((tokens[t] + 1) * E));
+
+  for (int l = 0; l < c.n_layer; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    const Mat an = load(f, p + "attn_norm.weight"), wq = load(f, p + "attn_q.weight"),
+              wk = load(f, p + "attn_k.weight"), wv = load(f, p + "attn_v.weight"),
+              wo = load(f, p + "attn_output.weight"), fn = load(f, p + "ffn_norm.weight");
+    std::vector<std::vector<double>> q(T), k(T), v(T);
+    for (size_t t = 0; t < T; ++t) {
+      const auto xn = rmsnorm(x[t], an, c.rms_eps);
+      q[t] = matvec(wq, xn);
+      k[t] = matvec(wk, xn);
+      v[t] = matvec(wv, xn);
+      if (c.qkv_bias) {
+        const Mat bq = load(f, p + "attn_q.bias"), bk = load(f, p + "attn_k.bias"),
+                  bv = load(f, p + "attn_v.bias");
+        for (size_t i = 0; i < q[t].size(); ++i) q[t][i] += bq[i];
+        for (size_t i = 0; i < k[t].size(); ++i) k[t][i] += bk[i], v[t][i] += bv[i];
+      }
+      if (c.qk_norm) {
+        const Mat qn = load(f, p + "attn_q_norm.weight"), kn = load(f, p + "attn_k_norm.weight");
+        for (size_t h = 0; h < H; ++h) q[t] = rmsnorm(q[t], qn, c.rms_eps, h * hd, hd);
+        for (size_t h = 0; h < HKV; ++h) k[t] = rmsnorm(k[t], kn, c.rms_eps, h * hd, hd);
+      }
+      for (size_t h = 0; h < H; ++h) rope_head(&q[t][h * hd], c, int(t));
+      for (size_t h = 0; h < HKV; ++h) rope_head(&k[t][h * hd], c, int(t));
+    }
+    for (size_t t = 0; t < T; ++t) {
+      std::vector<double> att(H * hd, 0.0);
+      for (size_t h = 0; h < H; ++h) {
+        const size_t g = h / (H / HKV);
+        std::vector<double> s(t + 1);
+        for (size_t j = 0; j <= t; ++j) {
+          double dot = 0;
+          for (size_t d = 0; d < hd; ++d) dot += q[t][h * hd + d] * k[j][g * hd + d];
+          s[j] = dot / std::sqrt(double(hd));
+        }
+        const double mx = *std::max_element(s.begin(), s.end());
+        double sum = 0;
+        for (auto& e : s) sum += (e = std::exp(e - mx));
+        for (size_t j = 0; j <= t; ++j)
+          for (size_t d = 0; d < hd; ++d) att[h * hd + d] += s[j] / sum * v[j][g * hd + d];
+      }
+      const auto o = matvec(wo, att);
+      for (size_t i = 0; i < E; ++i) x[t][i] += o[i];
+    }
+    for (size_t t = 0; t < T; ++t) {
+      const auto xn = rmsnorm(x[t], fn, c.rms_eps);
+      std::vector<double> y(E, 0.0);
+      if (c.n_expert == 0) {
+        y = swiglu_ffn(load(f, p + "ffn_gate.weight"), load(f, p + "ffn_up.weight"),
+                       load(f, p + "ffn_down.weight"), xn);
+      } else {
+        auto r = matvec(load(f, p + "ffn_gate_inp.weight"), xn);
+        const double mx = *std::max_element(r.begin(), r.end());
+        double sum = 0;
+        for (auto& e : r) sum += (e = std::exp(e - mx));
+        for (auto& e : r) e /= sum;
+        std::vector<size_t> idx(r.size());
+        std::iota(idx.begin(), idx.end(), 0);
+        std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return r[a] > r[b]; });
+        double wsum = 0;
+        for (int i = 0; i < c.n_expert_used; ++i) wsum += r[idx[size_t(i)]];
+        for (int i = 0; i < c.n_expert_used; ++i) {
+          const size_t e = idx[size_t(i)];
+          const auto ye = swiglu_ffn(load(f, p + "ffn_gate_exps.weight", e),
+                                     load(f, p + "ffn_up_exps.weight", e),
+                                     load(f, p + "ffn_down_exps.weight", e), xn);
+          for (size_t j = 0; j < E; ++j) y[j] += r[e] / wsum * ye[j];
+        }
+      }
+      for (size_t i = 0; i < E; ++i) x[t][i] += y[i];
+    }
+  }
+  const Mat on = load(f, "output_norm.weight");
+  const Mat out = f.find_tensor("output.weight") ? load(f, "output.weight") : emb;
+  std::vector<double> logits;
+  for (size_t t = 0; t < T; ++t) {
+    const auto lg = matvec(out, rmsnorm(x[t], on, c.rms_eps));
+    logits.insert(logits.end(), lg.begin(), lg.end());
+  }
+  (void)V;
+  return logits;
+}
+
+}  // namespace accel::test
