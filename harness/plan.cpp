@@ -40,8 +40,10 @@ nlohmann::json default_plan_json() {
   return {
       {"name", "quick"},
       {"models", {{{"name", "tiny"}, {"family", "tiny"}}}},
-      {"methods", {{{"name", "baseline"}}}},
-      {"context_lengths", {256, 1024, 2048}},
+      {"methods",
+       {{{"name", "baseline"}},
+        {{"name", "specprefill"}, {"params", {{"keep", 0.2}, {"threshold", 0}}}}}},
+      {"context_lengths", {512, 1024, 2048, 4000}},
       {"workload", {{"kind", "synthetic"}, {"samples", 2}}},
       {"warmup", 1},
       {"trials", 3},
@@ -84,8 +86,8 @@ Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::stri
         fail(src, f + ".family", e.what());
       }
       if (m.contains("seed")) {
-        if (!m["seed"].is_number_unsigned()) fail(src, f + ".seed", "must be a non-negative integer");
-        s.family_seed = m["seed"];
+        if (!m["seed"].is_number_integer() || m["seed"].get<int64_t>() < 0) fail(src, f + ".seed", "must be a non-negative integer");
+        s.family_seed = m["seed"].get<uint64_t>();
       }
       if (m.contains("dtype")) {
         if (!m["dtype"].is_string()) fail(src, f + ".dtype", "must be a string");
@@ -168,8 +170,8 @@ Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::stri
   p.threads = get_int(j, "threads", 0, 0, 4096, src, "threads");
   p.prefill_chunk = size_t(get_int(j, "prefill_chunk", 512, 1, 1 << 20, src, "prefill_chunk"));
   if (j.contains("seed")) {
-    if (!j["seed"].is_number_unsigned()) fail(src, "seed", "must be a non-negative integer");
-    p.seed = j["seed"];
+    if (!j["seed"].is_number_integer() || j["seed"].get<int64_t>() < 0) fail(src, "seed", "must be a non-negative integer");
+    p.seed = j["seed"].get<uint64_t>();
   }
   if (j.contains("description") && !j["description"].is_string())
     fail(src, "description", "must be a string");

@@ -1,0 +1,108 @@
+// SpecPrefill end to end on the tiny family: keep = 1.0 reproduces the baseline bit for bit,
+// sparse selections keep original positions and decode continues at the full prompt length,
+// the threshold and error fallbacks, and the cached-prefix offset.
+#include <gtest/gtest.h>
+
+#include "methods/method.h"
+#include "models/synthetic.h"
+#include "suites/synthetic_prompt.h"
+#include "tests/support/test_support.h"
+
+namespace accel {
+namespace {
+
+class SpecPrefill : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new test::TempDir();
+    const auto paths = make_synthetic_family("tiny", dir_->path().string(), 5, DType::F32);
+    target_ = Model::load(paths[0]).release();
+    draft_ = Model::load(paths[1]).release();
+  }
+  static void TearDownTestSuite() {
+    delete target_;
+    delete draft_;
+    delete dir_;
+  }
+  Outcome run(const std::string& method, nlohmann::json params, size_t n, int keep_logits = 16) {
+    const Method& m = find_method(method);
+    Engine e{target_, draft_, 64};
+    Request r;
+    r.prompt = synthetic_prompt(target_->config().n_vocab, 256, {257}, n, 9);
+    r.max_new_tokens = 16;
+    r.keep_logits = keep_logits;
+    return m.run(e, r, resolve_params(m, params));
+  }
+  static inline test::TempDir* dir_ = nullptr;
+  static inline Model* target_ = nullptr;
+  static inline Model* draft_ = nullptr;
+};
+
+TEST_F(SpecPrefill, KeepOneEqualsBaselineBitForBit) {
+  const Outcome base = run("baseline", {}, 700);
+  const Outcome sp = run("specprefill", {{"keep", 1.0}, {"force", true}}, 700);
+  EXPECT_EQ(sp.tokens, base.tokens);
+  ASSERT_EQ(sp.logits.size(), base.logits.size());
+  for (size_t i = 0; i < sp.logits.size(); ++i)
+    EXPECT_TRUE(test::bit_equal(sp.logits[i], base.logits[i])) << "step " << i;
+  EXPECT_EQ(sp.kept_tokens, 700u);
+  EXPECT_EQ(sp.stats["n_chunks"], 22);  // ceil(700 / 32)
+}
+
+TEST_F(SpecPrefill, SparseKeepsChunksAndDecodesAtFullLength) {
+  const Outcome sp = run("specprefill", {{"keep", 0.2}, {"force", true}}, 1000);
+  // 32 chunks (31 full + one of 8), ceil(32 * 0.2) = 7 chunks kept.
+  EXPECT_EQ(sp.stats["n_chunks"], 32);
+  const auto chunks = sp.stats["kept_chunks"].get<std::vector<int>>();
+  ASSERT_EQ(chunks.size(), 7u);
+  EXPECT_TRUE(std::is_sorted(chunks.begin(), chunks.end()));
+  const size_t expect_k = chunks.back() == 31 ? 6 * 32 + 8 : 7 * 32;
+  EXPECT_EQ(sp.kept_tokens, expect_k);
+  // Cache: K prompt entries + 15 fed-back decode tokens (the 16th is never fed).
+  EXPECT_EQ(sp.kv_bytes, (expect_k + 15) * (4u * 2 * 64 * 4 + 4));  // 4 layers, K+V, kv_dim 64
+  EXPECT_EQ(sp.tokens.size(), 16u);
+  for (const char* ph : {"draft_prefill", "lookahead", "score", "select", "prefill", "first_token"}) {
+    bool found = false;
+    for (const auto& [name, s] : sp.phases) found = found || name == ph;
+    EXPECT_TRUE(found) << ph;
+  }
+  EXPECT_EQ(sp.stats["lookahead_queries"], 8);
+}
+
+TEST_F(SpecPrefill, BelowThresholdFallsBackToFullPrefill) {
+  const Outcome base = run("baseline", {}, 300);
+  const Outcome sp = run("specprefill", {{"keep", 0.2}}, 300);  // default threshold 8192
+  EXPECT_EQ(sp.stats["fallback"], "below_threshold");
+  EXPECT_EQ(sp.tokens, base.tokens);
+  EXPECT_EQ(sp.kept_tokens, 300u);
+}
+
+TEST_F(SpecPrefill, PrefixIsKeptAndOnlySuffixIsScored) {
+  const Outcome sp =
+      run("specprefill", {{"keep", 0.25}, {"force", true}, {"prefix_tokens", 256}}, 512);
+  EXPECT_EQ(sp.stats["n_chunks"], 8);  // 256 suffix tokens / 32
+  EXPECT_EQ(sp.stats["kept_chunks"].size(), 2u);
+  EXPECT_EQ(sp.kept_tokens, 256u + 64u);
+}
+
+TEST_F(SpecPrefill, InvalidKeepIsRefusedByName) {
+  const Method& m = find_method("specprefill");
+  for (double keep : {0.0, -0.1, 1.5}) {
+    try {
+      resolve_params(m, {{"keep", keep}});
+      FAIL() << keep;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("'keep'"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST_F(SpecPrefill, TailModesCaptureTheRightQueryCount) {
+  EXPECT_EQ(run("specprefill", {{"force", true}, {"lookahead_mode", "tail"}}, 400).stats["lookahead_queries"], 8);
+  EXPECT_EQ(run("specprefill", {{"force", true}, {"lookahead_mode", "decode"}, {"lookahead", 4}}, 400)
+                .stats["lookahead_queries"],
+            4);
+}
+
+}  // namespace
+}  // namespace accel
