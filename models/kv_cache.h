@@ -20,6 +20,8 @@ class KVCache {
   int kv_dim() const { return kv_dim_; }
   const int32_t* positions() const { return pos_.data(); }
 
+  // Makes room for n entries in total without changing size() (avoids regrowth while timing).
+  void reserve(size_t n) { grow(n); }
   // Drops the newest n entries (all of them when n >= size()).
   void trim(size_t n);
   void clear() { n_ = 0; }

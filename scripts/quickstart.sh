@@ -6,3 +6,4 @@ scripts/setup.sh
 scripts/build.sh release
 ./build/accelbench models make --family tiny --out models-cache/tiny
 ./build/accelbench generate --model models-cache/tiny/target.gguf --prompt "Hello, accelbench" --max-tokens 16
+./build/accelbench run
