@@ -19,15 +19,15 @@ int cli_main(int argc, char** argv);
 // Prints the `ttft` table of a store to stdout (what `accelbench run` shows when it finishes).
 void print_default_report(const std::string& db_path);  // cli_results.cpp
 
-void register_models_commands(CLI::App& app, CliCommands& out);      // cli_models.cpp
-void register_info_command(CLI::App& app, CliCommands& out);         // cli_info.cpp
-void register_generate_command(CLI::App& app, CliCommands& out);     // cli_generate.cpp
-void register_tokenize_command(CLI::App& app, CliCommands& out);     // cli_tokenize.cpp
-void register_perplexity_command(CLI::App& app, CliCommands& out);   // cli_perplexity.cpp
+void register_models_commands(CLI::App& app, CliCommands& out);     // cli_models.cpp
+void register_info_command(CLI::App& app, CliCommands& out);        // cli_info.cpp
+void register_generate_command(CLI::App& app, CliCommands& out);    // cli_generate.cpp
+void register_tokenize_command(CLI::App& app, CliCommands& out);    // cli_tokenize.cpp
+void register_perplexity_command(CLI::App& app, CliCommands& out);  // cli_perplexity.cpp
 // `run`, `plan show`, `methods`.
-void register_run_commands(CLI::App& app, CliCommands& out);          // cli_run.cpp
+void register_run_commands(CLI::App& app, CliCommands& out);  // cli_run.cpp
 // `report`, `compare`, `merge` over results stores.
-void register_results_commands(CLI::App& app, CliCommands& out);     // cli_results.cpp
+void register_results_commands(CLI::App& app, CliCommands& out);  // cli_results.cpp
 // `models import-llama2c`, added under the `models` subcommand by register_models_commands.
 void add_import_llama2c_command(CLI::App& models, CliCommands& out);  // cli_import_llama2c.cpp
 

@@ -46,10 +46,10 @@ int run_generate(const GenerateArgs& a) {
   else
     prompt = s.encode_prompt(a.prompt_file.empty() ? a.prompt : read_file(a.prompt_file));
   if (prompt.size() + size_t(a.max_tokens) > size_t(m.config().n_ctx))
-    throw std::invalid_argument(
-        "prompt (" + std::to_string(prompt.size()) + " tokens) + --max-tokens (" +
-        std::to_string(a.max_tokens) + ") exceeds the context length of " + m.path() + " (" +
-        std::to_string(m.config().n_ctx) + ")");
+    throw std::invalid_argument("prompt (" + std::to_string(prompt.size()) +
+                                " tokens) + --max-tokens (" + std::to_string(a.max_tokens) +
+                                ") exceeds the context length of " + m.path() + " (" +
+                                std::to_string(m.config().n_ctx) + ")");
 
   std::ofstream logits_out;
   if (!a.logits_out.empty()) {
@@ -69,7 +69,8 @@ int run_generate(const GenerateArgs& a) {
   bool first = true;
   opt.on_token = [&](int32_t, std::span<const float> lg) {
     if (first) t_first = clock::now(), first = false;
-    if (logits_out) logits_out.write(reinterpret_cast<const char*>(lg.data()), std::streamsize(lg.size() * 4));
+    if (logits_out)
+      logits_out.write(reinterpret_cast<const char*>(lg.data()), std::streamsize(lg.size() * 4));
   };
   std::vector<int32_t> output =
       greedy_decode(m, cache, std::move(logits), int32_t(prompt.size()), opt);
@@ -106,10 +107,11 @@ int run_generate(const GenerateArgs& a) {
   if (s.tokenizer) std::printf("%s\n", text.c_str());
   std::printf("[tokens] prompt %zu, output %zu:", prompt.size(), output.size());
   for (int32_t t : output) std::printf(" %d", t);
-  std::printf("\n[timing] prefill %zu tokens in %.4f s (%.1f tok/s); decode %zu steps in %.4f s "
-              "(%.1f tok/s); threads %d\n",
-              prompt.size(), prefill_s, double(prompt.size()) / prefill_s, decode_steps, decode_s,
-              decode_steps ? double(decode_steps) / decode_s : 0.0, num_threads());
+  std::printf(
+      "\n[timing] prefill %zu tokens in %.4f s (%.1f tok/s); decode %zu steps in %.4f s "
+      "(%.1f tok/s); threads %d\n",
+      prompt.size(), prefill_s, double(prompt.size()) / prefill_s, decode_steps, decode_s,
+      decode_steps ? double(decode_steps) / decode_s : 0.0, num_threads());
   return 0;
 }
 
@@ -127,7 +129,8 @@ void register_generate_command(CLI::App& app, CliCommands& out) {
   pf->excludes(rp);
   sub->add_option("--seed", a->seed, "Seed of --random-prompt");
   sub->add_option("--max-tokens", a->max_tokens, "Tokens to generate (default 32)");
-  sub->add_option("--prefill-chunk", a->prefill_chunk, "Prefill chunk size in tokens (default 512)");
+  sub->add_option("--prefill-chunk", a->prefill_chunk,
+                  "Prefill chunk size in tokens (default 512)");
   sub->add_option("--threads", a->threads, "Threads (default: all cores)");
   sub->add_option("--logits-out", a->logits_out,
                   "Write raw little-endian float32 logits of every generated position");

@@ -23,7 +23,8 @@ void register_info_command(CLI::App& app, CliCommands& out) {
                    const Model& m = *s.model;
                    const ModelConfig& c = m.config();
                    std::map<std::string, uint64_t> types;
-                   for (const auto& t : m.file().tensors()) types[std::string(dtype_name(t.type))]++;
+                   for (const auto& t : m.file().tensors())
+                     types[std::string(dtype_name(t.type))]++;
                    nlohmann::json j = {
                        {"path", m.path()},
                        {"architecture", c.arch_name},

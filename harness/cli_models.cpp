@@ -35,14 +35,15 @@ void register_models_commands(CLI::App& app, CliCommands& out) {
                    for (const auto& f : synthetic_families()) {
                      std::printf("%-12s %s\n", f.name.c_str(), f.description.c_str());
                      for (const auto& m : f.members)
-                       std::printf("  %-8s %-6s layers %d, width %d, heads %d/%d, ffn %d%s, ctx %d\n",
-                                   m.role.c_str(), arch_name(m.arch), m.n_layer, m.n_embd,
-                                   m.n_head, m.n_head_kv, m.n_ff,
-                                   m.n_expert ? (", experts " + std::to_string(m.n_expert) +
-                                                 " top-" + std::to_string(m.n_expert_used))
-                                                    .c_str()
-                                              : "",
-                                   m.n_ctx);
+                       std::printf(
+                           "  %-8s %-6s layers %d, width %d, heads %d/%d, ffn %d%s, ctx %d\n",
+                           m.role.c_str(), arch_name(m.arch), m.n_layer, m.n_embd, m.n_head,
+                           m.n_head_kv, m.n_ff,
+                           m.n_expert ? (", experts " + std::to_string(m.n_expert) + " top-" +
+                                         std::to_string(m.n_expert_used))
+                                            .c_str()
+                                      : "",
+                           m.n_ctx);
                    }
                    return 0;
                  }});

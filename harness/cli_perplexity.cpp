@@ -26,33 +26,34 @@ void register_perplexity_command(CLI::App& app, CliCommands& out) {
   sub->add_option("--stride", a->stride, "Window start stride (default: context / 2)");
   sub->add_option("--threads", a->threads, "Threads (default: all cores)");
   sub->add_flag("--json", a->json, "Print one JSON object");
-  out.push_back({sub, [a] {
-                   if (a->threads > 0) set_num_threads(a->threads);
-                   ModelSession s = ModelSession::open(a->model);
-                   std::ifstream in(a->text_file, std::ios::binary);
-                   if (!in) throw std::runtime_error("cannot read --text-file '" + a->text_file + "'");
-                   std::stringstream ss;
-                   ss << in.rdbuf();
-                   const auto tokens = s.require_tokenizer("perplexity").encode(ss.str(), true, false);
-                   const size_t ctx = a->context ? a->context
-                                                 : std::min<size_t>(512, size_t(s.model->config().n_ctx));
-                   const size_t stride = a->stride ? a->stride : std::max<size_t>(1, ctx / 2);
-                   const PerplexityResult r = perplexity(*s.model, tokens, ctx, stride);
-                   if (a->json) {
-                     nlohmann::json j = {{"model", s.model->path()}, {"text_file", a->text_file},
-                                         {"tokens", tokens.size()}, {"context", ctx},
-                                         {"stride", stride}, {"scored", r.n_scored},
-                                         {"windows", r.n_windows}, {"mean_nll", r.mean_nll},
-                                         {"perplexity", r.perplexity}};
-                     std::printf("%s\n", j.dump(2).c_str());
-                   } else {
-                     std::printf("tokens %zu, scored %zu in %zu windows (context %zu, stride %zu)\n"
-                                 "mean NLL %.4f nats/token, perplexity %.3f\n",
-                                 tokens.size(), r.n_scored, r.n_windows, ctx, stride, r.mean_nll,
-                                 r.perplexity);
-                   }
-                   return 0;
-                 }});
+  out.push_back(
+      {sub, [a] {
+         if (a->threads > 0) set_num_threads(a->threads);
+         ModelSession s = ModelSession::open(a->model);
+         std::ifstream in(a->text_file, std::ios::binary);
+         if (!in) throw std::runtime_error("cannot read --text-file '" + a->text_file + "'");
+         std::stringstream ss;
+         ss << in.rdbuf();
+         const auto tokens = s.require_tokenizer("perplexity").encode(ss.str(), true, false);
+         const size_t ctx =
+             a->context ? a->context : std::min<size_t>(512, size_t(s.model->config().n_ctx));
+         const size_t stride = a->stride ? a->stride : std::max<size_t>(1, ctx / 2);
+         const PerplexityResult r = perplexity(*s.model, tokens, ctx, stride);
+         if (a->json) {
+           nlohmann::json j = {{"model", s.model->path()},  {"text_file", a->text_file},
+                               {"tokens", tokens.size()},   {"context", ctx},
+                               {"stride", stride},          {"scored", r.n_scored},
+                               {"windows", r.n_windows},    {"mean_nll", r.mean_nll},
+                               {"perplexity", r.perplexity}};
+           std::printf("%s\n", j.dump(2).c_str());
+         } else {
+           std::printf(
+               "tokens %zu, scored %zu in %zu windows (context %zu, stride %zu)\n"
+               "mean NLL %.4f nats/token, perplexity %.3f\n",
+               tokens.size(), r.n_scored, r.n_windows, ctx, stride, r.mean_nll, r.perplexity);
+         }
+         return 0;
+       }});
 }
 
 }  // namespace accel

@@ -34,26 +34,26 @@ void register_run_commands(CLI::App& app, CliCommands& out) {
   run->add_option("--threads", a->threads, "Override the plan's thread count");
   run->add_flag("--dry-run", a->dry_run, "Print the cases and whether each is done; run nothing");
   run->add_flag("--no-report", a->no_report, "Do not print the ttft table afterwards");
-  out.push_back({run, [a] {
-                   const Plan p = plan_from(a->plan, a->models_dir);
-                   RunOptions opt;
-                   opt.db_path = a->db;
-                   opt.dry_run = a->dry_run;
-                   opt.threads = a->threads;
-                   const RunSummary s = run_plan(p, opt, std::cerr);
-                   if (a->dry_run) return 0;
-                   std::fprintf(stderr,
-                                "run %s: %zu cases, %zu already done, %zu completed, %zu failed%s\n"
-                                "measured %.2f s; harness overhead %.4f s (%.3f%% of measured); "
-                                "setup %.2f s\n",
-                                s.run_id.c_str(), s.cases, s.skipped, s.completed, s.failed,
-                                s.interrupted ? ", interrupted (rerun to continue)" : "",
-                                s.measured_s, s.overhead_s,
-                                s.measured_s > 0 ? 100.0 * s.overhead_s / s.measured_s : 0.0,
-                                s.setup_s);
-                   if (!a->no_report && !s.interrupted) print_default_report(a->db);
-                   return s.interrupted ? 130 : (s.failed ? 4 : 0);  // 4: some cases failed (recorded)
-                 }});
+  out.push_back(
+      {run, [a] {
+         const Plan p = plan_from(a->plan, a->models_dir);
+         RunOptions opt;
+         opt.db_path = a->db;
+         opt.dry_run = a->dry_run;
+         opt.threads = a->threads;
+         const RunSummary s = run_plan(p, opt, std::cerr);
+         if (a->dry_run) return 0;
+         std::fprintf(stderr,
+                      "run %s: %zu cases, %zu already done, %zu completed, %zu failed%s\n"
+                      "measured %.2f s; harness overhead %.4f s (%.3f%% of measured); "
+                      "setup %.2f s\n",
+                      s.run_id.c_str(), s.cases, s.skipped, s.completed, s.failed,
+                      s.interrupted ? ", interrupted (rerun to continue)" : "", s.measured_s,
+                      s.overhead_s, s.measured_s > 0 ? 100.0 * s.overhead_s / s.measured_s : 0.0,
+                      s.setup_s);
+         if (!a->no_report && !s.interrupted) print_default_report(a->db);
+         return s.interrupted ? 130 : (s.failed ? 4 : 0);  // 4: some cases failed (recorded)
+       }});
 
   auto plan_file = std::make_shared<std::string>();
   auto models_dir = std::make_shared<std::string>("models-cache");
@@ -82,7 +82,8 @@ void register_run_commands(CLI::App& app, CliCommands& out) {
                          for (const auto& c : p.choices) range += (range.empty() ? "" : "|") + c;
                        } else if (p.kind != ParamSpec::Kind::Bool) {
                          range = std::string(p.min_exclusive ? "(" : "[") +
-                                 nlohmann::json(p.min).dump() + ", " + nlohmann::json(p.max).dump() + "]";
+                                 nlohmann::json(p.min).dump() + ", " +
+                                 nlohmann::json(p.max).dump() + "]";
                        }
                        std::printf("  %-20s default %-8s %-14s %s\n", p.name.c_str(),
                                    p.default_value.dump().c_str(), range.c_str(), p.help.c_str());

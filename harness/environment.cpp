@@ -52,7 +52,8 @@ Environment capture_environment() {
   const std::string src = ACCELBENCH_SOURCE_DIR;
   e.git_commit = run("git -C '" + src + "' rev-parse HEAD 2>/dev/null");
   if (e.git_commit.empty()) e.git_commit = "unknown";
-  e.git_dirty = !run("git -C '" + src + "' status --porcelain --untracked-files=no 2>/dev/null").empty();
+  e.git_dirty =
+      !run("git -C '" + src + "' status --porcelain --untracked-files=no 2>/dev/null").empty();
   e.build_type = ACCELBENCH_BUILD_TYPE;
   e.compile_flags = ACCELBENCH_COMPILE_FLAGS;
 #if defined(__clang__)
@@ -64,9 +65,9 @@ Environment capture_environment() {
 #endif
   std::ifstream cpu("/proc/cpuinfo");
   std::string line;
-  static const std::set<std::string> simd = {"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f",
-                                             "avx512bw", "avx512vl", "avx512_bf16", "avx512_vnni",
-                                             "avx512_fp16", "amx_tile"};
+  static const std::set<std::string> simd = {
+      "sse4_2",   "avx",      "avx2",        "fma",         "f16c",        "avx512f",
+      "avx512bw", "avx512vl", "avx512_bf16", "avx512_vnni", "avx512_fp16", "amx_tile"};
   while (std::getline(cpu, line)) {
     const auto colon = line.find(':');
     if (colon == std::string::npos) continue;

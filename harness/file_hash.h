@@ -5,7 +5,7 @@
 
 namespace accel {
 
-std::string sha256_file(const std::string& path);   // lowercase hex; throws naming the file
-std::string sha256_text(const std::string& data);   // lowercase hex
+std::string sha256_file(const std::string& path);  // lowercase hex; throws naming the file
+std::string sha256_text(const std::string& data);  // lowercase hex
 
 }  // namespace accel

@@ -2,4 +2,6 @@
 // Owns no logic of its own; each subcommand lives in its own cli_*.cpp file.
 #include "harness/cli.h"
 
-int main(int argc, char** argv) { return accel::cli_main(argc, argv); }
+int main(int argc, char** argv) {
+  return accel::cli_main(argc, argv);
+}

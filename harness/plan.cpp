@@ -24,7 +24,8 @@ int get_int(const nlohmann::json& j, const std::string& key, int def, int lo, in
   if (!v.is_number_integer()) fail(src, field, "must be an integer");
   const int64_t x = v.get<int64_t>();
   if (x < lo || x > hi)
-    fail(src, field, std::to_string(x) + " outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    fail(src, field,
+         std::to_string(x) + " outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
   return int(x);
 }
 
@@ -76,7 +77,8 @@ Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::stri
     ModelSetSpec s;
     if (!m.contains("name") || !m["name"].is_string()) fail(src, f + ".name", "required string");
     s.name = m["name"];
-    if (!names.insert(s.name).second) fail(src, f + ".name", "duplicate model set '" + s.name + "'");
+    if (!names.insert(s.name).second)
+      fail(src, f + ".name", "duplicate model set '" + s.name + "'");
     if (m.contains("family")) {
       if (!m["family"].is_string()) fail(src, f + ".family", "must be a string");
       s.family = m["family"];
@@ -86,7 +88,8 @@ Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::stri
         fail(src, f + ".family", e.what());
       }
       if (m.contains("seed")) {
-        if (!m["seed"].is_number_integer() || m["seed"].get<int64_t>() < 0) fail(src, f + ".seed", "must be a non-negative integer");
+        if (!m["seed"].is_number_integer() || m["seed"].get<int64_t>() < 0)
+          fail(src, f + ".seed", "must be a non-negative integer");
         s.family_seed = m["seed"].get<uint64_t>();
       }
       if (m.contains("dtype")) {
@@ -170,7 +173,8 @@ Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::stri
   p.threads = get_int(j, "threads", 0, 0, 4096, src, "threads");
   p.prefill_chunk = size_t(get_int(j, "prefill_chunk", 512, 1, 1 << 20, src, "prefill_chunk"));
   if (j.contains("seed")) {
-    if (!j["seed"].is_number_integer() || j["seed"].get<int64_t>() < 0) fail(src, "seed", "must be a non-negative integer");
+    if (!j["seed"].is_number_integer() || j["seed"].get<int64_t>() < 0)
+      fail(src, "seed", "must be a non-negative integer");
     p.seed = j["seed"].get<uint64_t>();
   }
   if (j.contains("description") && !j["description"].is_string())

@@ -63,8 +63,8 @@ struct Case {
   std::string label(const Plan& p) const;  // "baseline keep=0.2 ctx=1024 s0 @tiny"
 };
 
-// Parses and validates; `source` names the file in errors ("plan.json: methods[1].params.keep: ...").
-// Synthetic family paths are resolved under models_dir.
+// Parses and validates; `source` names the file in errors ("plan.json: methods[1].params.keep:
+// ..."). Synthetic family paths are resolved under models_dir.
 Plan parse_plan(const nlohmann::json& j, const std::string& source, const std::string& models_dir);
 Plan load_plan(const std::string& path, const std::string& models_dir);
 // The built-in quick plan of `accelbench run` with no arguments (tiny family, a few minutes).

@@ -27,7 +27,9 @@ namespace accel {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 std::atomic<int> g_interrupts{0};
 void on_sigint(int) {
@@ -76,7 +78,8 @@ RunSummary run_plan(const Plan& plan, const RunOptions& opt, std::ostream& log) 
   std::vector<std::string> target_sha(plan.models.size()), draft_sha(plan.models.size());
   for (size_t i = 0; i < plan.models.size(); ++i) {
     const ModelSetSpec& s = plan.models[i];
-    if (!s.family.empty() && (!std::filesystem::exists(s.target) || !std::filesystem::exists(s.draft))) {
+    if (!s.family.empty() &&
+        (!std::filesystem::exists(s.target) || !std::filesystem::exists(s.draft))) {
       if (opt.dry_run) {
         log << "would make family '" << s.family << "' in "
             << std::filesystem::path(s.target).parent_path().string() << "\n";
@@ -88,7 +91,8 @@ RunSummary run_plan(const Plan& plan, const RunOptions& opt, std::ostream& log) 
                             s.family_seed, *dtype_from_name(s.dtype));
     }
     if (!std::filesystem::exists(s.target))
-      throw PlanError("[plan] models[" + std::to_string(i) + "].target: no such file '" + s.target + "'");
+      throw PlanError("[plan] models[" + std::to_string(i) + "].target: no such file '" + s.target +
+                      "'");
     target_sha[i] = sha256_file(s.target);
     if (!s.draft.empty() && std::filesystem::exists(s.draft)) draft_sha[i] = sha256_file(s.draft);
   }
@@ -96,12 +100,14 @@ RunSummary run_plan(const Plan& plan, const RunOptions& opt, std::ostream& log) 
   std::filesystem::path db(opt.db_path);
   if (db.has_parent_path() && !opt.dry_run) std::filesystem::create_directories(db.parent_path());
   std::set<std::string> done;
-  if (std::filesystem::exists(db)) done = results::ResultStore::open_readonly(opt.db_path).done_cases(plan.trials);
+  if (std::filesystem::exists(db))
+    done = results::ResultStore::open_readonly(opt.db_path).done_cases(plan.trials);
 
   std::vector<std::string> keys;
   for (const Case& c : cases) {
     const bool uses_draft = find_method(c.method).needs_draft();
-    keys.push_back(case_key(plan, c, target_sha[c.model_set], uses_draft ? draft_sha[c.model_set] : ""));
+    keys.push_back(
+        case_key(plan, c, target_sha[c.model_set], uses_draft ? draft_sha[c.model_set] : ""));
   }
   if (opt.dry_run) {
     for (size_t i = 0; i < cases.size(); ++i)
@@ -124,7 +130,9 @@ RunSummary run_plan(const Plan& plan, const RunOptions& opt, std::ostream& log) 
   for (const auto& s : plan.models)
     if (!s.family.empty()) info.seeds["family:" + s.name] = s.family_seed;
   info.plan = plan.source;
-  info.config = {{"db", opt.db_path}, {"threads", env.threads}, {"cases", cases.size()},
+  info.config = {{"db", opt.db_path},
+                 {"threads", env.threads},
+                 {"cases", cases.size()},
                  {"environment", env.to_json()}};
   info.hostname = env.hostname;
   info.accelbench_version = env.accelbench_version;
@@ -192,16 +200,17 @@ RunSummary run_plan(const Plan& plan, const RunOptions& opt, std::ostream& log) 
       }
       const int n_ctx = L.target->config().n_ctx;
       if (c.context_len + plan.decode_tokens > n_ctx)
-        throw std::runtime_error("context_lengths: " + std::to_string(c.context_len) + " + decode_tokens " +
-                                 std::to_string(plan.decode_tokens) + " exceeds the context length " +
-                                 std::to_string(n_ctx) + " of " + ms.target);
+        throw std::runtime_error("context_lengths: " + std::to_string(c.context_len) +
+                                 " + decode_tokens " + std::to_string(plan.decode_tokens) +
+                                 " exceeds the context length " + std::to_string(n_ctx) + " of " +
+                                 ms.target);
       Engine engine{L.target.get(), method.needs_draft() ? L.draft.get() : nullptr,
                     plan.prefill_chunk};
       Request req;
-      req.prompt = synthetic_prompt(L.target->config().n_vocab, L.bos,
-                                    L.eos >= 0 ? std::vector<int32_t>{L.eos} : std::vector<int32_t>{},
-                                    size_t(c.context_len),
-                                    plan.seed * 1000003ull + uint64_t(c.sample) * 7919ull + uint64_t(c.context_len));
+      req.prompt = synthetic_prompt(
+          L.target->config().n_vocab, L.bos,
+          L.eos >= 0 ? std::vector<int32_t>{L.eos} : std::vector<int32_t>{}, size_t(c.context_len),
+          plan.seed * 1000003ull + uint64_t(c.sample) * 7919ull + uint64_t(c.context_len));
       req.max_new_tokens = plan.decode_tokens;
       req.eos = -1;  // fixed decode length so timings are comparable across methods
       const auto t_warm = Clock::now();
@@ -218,7 +227,8 @@ RunSummary run_plan(const Plan& plan, const RunOptions& opt, std::ostream& log) 
         r.ttft_s = o.ttft_s;
         for (const auto& [name, s] : o.phases) r.phases[name] += s;
         r.decode_tokens = int64_t(o.tokens.size());
-        if (o.tokens.size() > 1 && o.decode_s > 0) r.decode_tok_s = double(o.tokens.size() - 1) / o.decode_s;
+        if (o.tokens.size() > 1 && o.decode_s > 0)
+          r.decode_tok_s = double(o.tokens.size() - 1) / o.decode_s;
         r.prompt_tokens = int64_t(o.prompt_tokens);
         r.kept_tokens = int64_t(o.kept_tokens);
         r.peak_rss_bytes = peak_rss_bytes();
@@ -244,7 +254,8 @@ RunSummary run_plan(const Plan& plan, const RunOptions& opt, std::ostream& log) 
     if (tty || since(last_line) > 10 || finished == todo) {
       char line[512];
       std::snprintf(line, sizeof line, "[%zu/%zu] %s | elapsed %s | ETA %s", finished, todo,
-                    c.label(plan).c_str(), fmt_duration(elapsed).c_str(), fmt_duration(eta).c_str());
+                    c.label(plan).c_str(), fmt_duration(elapsed).c_str(),
+                    fmt_duration(eta).c_str());
       log << (tty ? "\r\033[K" : "") << line << (tty ? "" : "\n") << std::flush;
       last_line = Clock::now();
     }

@@ -21,9 +21,9 @@ struct RunSummary {
   std::string run_id;
   size_t cases = 0, skipped = 0, completed = 0, failed = 0;
   bool interrupted = false;
-  double measured_s = 0;   // inside Method::run for measured trials
-  double overhead_s = 0;   // harness bookkeeping: keys, prompts, records, store writes, progress
-  double setup_s = 0;      // making and loading models, hashing files (once per model set)
+  double measured_s = 0;  // inside Method::run for measured trials
+  double overhead_s = 0;  // harness bookkeeping: keys, prompts, records, store writes, progress
+  double setup_s = 0;     // making and loading models, hashing files (once per model set)
 };
 
 RunSummary run_plan(const Plan& plan, const RunOptions& opt, std::ostream& log);

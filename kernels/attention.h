@@ -16,7 +16,7 @@ struct AttentionShape {
   int n_heads = 0;     // query heads
   int n_kv_heads = 0;  // key/value heads; query head h reads kv head h / (n_heads / n_kv_heads)
   int head_dim = 0;
-  float scale = 0.f;   // usually 1/sqrt(head_dim)
+  float scale = 0.f;  // usually 1/sqrt(head_dim)
 };
 
 // q:  [n_q][n_heads * head_dim], row stride ldq; q_pos[n_q].

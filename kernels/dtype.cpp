@@ -7,22 +7,33 @@ namespace accel {
 
 std::optional<DType> dtype_from_ggml(uint32_t id) {
   switch (id) {
-    case 0: return DType::F32;
-    case 1: return DType::F16;
-    case 2: return DType::Q4_0;
-    case 8: return DType::Q8_0;
-    case 30: return DType::BF16;
-    default: return std::nullopt;
+    case 0:
+      return DType::F32;
+    case 1:
+      return DType::F16;
+    case 2:
+      return DType::Q4_0;
+    case 8:
+      return DType::Q8_0;
+    case 30:
+      return DType::BF16;
+    default:
+      return std::nullopt;
   }
 }
 
 std::string_view dtype_name(DType t) {
   switch (t) {
-    case DType::F32: return "f32";
-    case DType::F16: return "f16";
-    case DType::BF16: return "bf16";
-    case DType::Q8_0: return "q8_0";
-    case DType::Q4_0: return "q4_0";
+    case DType::F32:
+      return "f32";
+    case DType::F16:
+      return "f16";
+    case DType::BF16:
+      return "bf16";
+    case DType::Q8_0:
+      return "q8_0";
+    case DType::Q4_0:
+      return "q4_0";
   }
   return "?";
 }
@@ -39,11 +50,16 @@ size_t dtype_block_elems(DType t) {
 
 size_t dtype_block_bytes(DType t) {
   switch (t) {
-    case DType::F32: return 4;
-    case DType::F16: return 2;
-    case DType::BF16: return 2;
-    case DType::Q8_0: return 2 + 32;  // fp16 scale + 32 int8
-    case DType::Q4_0: return 2 + 16;  // fp16 scale + 32 nibbles
+    case DType::F32:
+      return 4;
+    case DType::F16:
+      return 2;
+    case DType::BF16:
+      return 2;
+    case DType::Q8_0:
+      return 2 + 32;  // fp16 scale + 32 int8
+    case DType::Q4_0:
+      return 2 + 16;  // fp16 scale + 32 nibbles
   }
   return 0;
 }

@@ -15,7 +15,8 @@ enum class DType : uint32_t { F32 = 0, F16 = 1, Q4_0 = 2, Q8_0 = 8, BF16 = 30 };
 // Returns the DType for a ggml type id, or nullopt when the engine does not support it.
 std::optional<DType> dtype_from_ggml(uint32_t id);
 std::string_view dtype_name(DType t);
-std::optional<DType> dtype_from_name(std::string_view name);  // "f32", "f16", "bf16", "q8_0", "q4_0"
+std::optional<DType> dtype_from_name(
+    std::string_view name);  // "f32", "f16", "bf16", "q8_0", "q4_0"
 
 // Elements per block (1 for float types, 32 for q8_0/q4_0) and bytes per block.
 size_t dtype_block_elems(DType t);

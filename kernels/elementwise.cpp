@@ -49,7 +49,8 @@ inline double rope_theta(const RopeParams& p, int32_t pos, int i) {
 }
 }  // namespace
 
-void rope(float* x, size_t n_rows, size_t ld, int n_heads, const int32_t* pos, const RopeParams& p) {
+void rope(float* x, size_t n_rows, size_t ld, int n_heads, const int32_t* pos,
+          const RopeParams& p) {
   assert(p.n_rot % 2 == 0 && p.n_rot <= p.head_dim);
   const int half = p.n_rot / 2;
 #pragma omp parallel if (n_rows > 16)

@@ -22,9 +22,9 @@ enum class RopeLayout { Adjacent, HalfSplit };
 
 struct RopeParams {
   int head_dim = 0;
-  int n_rot = 0;             // rotated dimensions per head (<= head_dim, even)
+  int n_rot = 0;  // rotated dimensions per head (<= head_dim, even)
   float freq_base = 10000.f;
-  float freq_scale = 1.f;    // linear scaling: position is multiplied by this (1/factor)
+  float freq_scale = 1.f;  // linear scaling: position is multiplied by this (1/factor)
   RopeLayout layout = RopeLayout::Adjacent;
 };
 

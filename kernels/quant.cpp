@@ -1,8 +1,8 @@
 // Row conversions for every DType (see quant.h). Quantizers follow ggml's reference code.
 #include "kernels/quant.h"
 
-#include <cassert>
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstring>
 

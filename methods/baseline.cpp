@@ -32,8 +32,7 @@ void finish_with_greedy_decode(const Engine& e, const Request& r, KVCache& cache
     out.tokens.insert(out.tokens.end(), rest.begin(), rest.end());
   }
   timer.lap("decode");
-  out.decode_s =
-      std::chrono::duration<double>(PhaseTimer::Clock::now() - t_decode).count();
+  out.decode_s = std::chrono::duration<double>(PhaseTimer::Clock::now() - t_decode).count();
   out.phases = timer.phases();
   out.kv_bytes = cache.bytes();
 }

@@ -20,9 +20,9 @@ struct ParamSpec {
   std::string name;
   Kind kind = Kind::Float;
   nlohmann::json default_value;
-  double min = 0, max = 0;            // Int/Float: inclusive range, checked
-  bool min_exclusive = false;         // e.g. keep in (0, 1]
-  std::vector<std::string> choices;   // Choice
+  double min = 0, max = 0;           // Int/Float: inclusive range, checked
+  bool min_exclusive = false;        // e.g. keep in (0, 1]
+  std::vector<std::string> choices;  // Choice
   std::string help;
 };
 
@@ -34,22 +34,22 @@ struct Engine {
 };
 
 struct Request {
-  std::vector<int32_t> prompt;   // token ids, BOS included when the workload wants it
-  int max_new_tokens = 16;       // decode length (>= 1)
-  int32_t eos = -1;              // stop token (-1: none)
-  int keep_logits = 0;           // keep the logits of the first n generated positions
+  std::vector<int32_t> prompt;  // token ids, BOS included when the workload wants it
+  int max_new_tokens = 16;      // decode length (>= 1)
+  int32_t eos = -1;             // stop token (-1: none)
+  int keep_logits = 0;          // keep the logits of the first n generated positions
 };
 
 struct Outcome {
-  std::vector<int32_t> tokens;                             // generated tokens
-  std::vector<std::pair<std::string, double>> phases;      // in order, seconds
-  double ttft_s = 0;                                       // prompt in hand -> first token
-  double decode_s = 0;                                     // after the first token
+  std::vector<int32_t> tokens;                         // generated tokens
+  std::vector<std::pair<std::string, double>> phases;  // in order, seconds
+  double ttft_s = 0;                                   // prompt in hand -> first token
+  double decode_s = 0;                                 // after the first token
   size_t prompt_tokens = 0;
-  size_t kept_tokens = 0;                                  // prompt tokens the target prefilled
-  size_t kv_bytes = 0;                                     // target KV cache at the end
-  nlohmann::json stats = nlohmann::json::object();         // method-specific
-  std::vector<std::vector<float>> logits;                  // Request::keep_logits rows
+  size_t kept_tokens = 0;                           // prompt tokens the target prefilled
+  size_t kv_bytes = 0;                              // target KV cache at the end
+  nlohmann::json stats = nlohmann::json::object();  // method-specific
+  std::vector<std::vector<float>> logits;           // Request::keep_logits rows
 };
 
 class Method {

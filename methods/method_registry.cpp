@@ -37,7 +37,8 @@ nlohmann::json resolve_params(const Method& m, const nlohmann::json& given) {
     }
   nlohmann::json out = nlohmann::json::object();
   for (const auto& s : specs) {
-    nlohmann::json v = given.is_object() && given.contains(s.name) ? given[s.name] : s.default_value;
+    nlohmann::json v =
+        given.is_object() && given.contains(s.name) ? given[s.name] : s.default_value;
     const std::string what = where + ": parameter '" + s.name + "'";
     switch (s.kind) {
       case ParamSpec::Kind::Int:

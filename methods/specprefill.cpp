@@ -19,23 +19,65 @@ std::vector<ParamSpec> SpecPrefillMethod::params() const {
       {"keep", K::Float, 0.2, 0, 1, true, {}, "fraction of prompt chunks the target prefills"},
       {"chunk", K::Int, 32, 1, 65536, false, {}, "selection chunk size in tokens"},
       {"lookahead", K::Int, 8, 1, 64, false, {}, "lookahead queries per draft layer"},
-      {"lookahead_mode", K::Choice, "reference", 0, 0, false, {"reference", "decode", "tail"},
+      {"lookahead_mode",
+       K::Choice,
+       "reference",
+       0,
+       0,
+       false,
+       {"reference", "decode", "tail"},
        "reference: last prompt token + lookahead-1 greedy draft steps; decode: lookahead draft "
        "steps only (MLX ports); tail: the last `lookahead` prompt tokens, no decoding (pflash; "
        "no causal mask inside the tail)"},
       {"pool_kernel", K::Int, 13, 0, 1023, false, {}, "average-pool kernel (odd; 0 or 1 = off)"},
-      {"pool_edges", K::Choice, "zero_pad", 0, 0, false, {"zero_pad", "renormalize"},
+      {"pool_edges",
+       K::Choice,
+       "zero_pad",
+       0,
+       0,
+       false,
+       {"zero_pad", "renormalize"},
        "zero_pad: divide by the kernel everywhere (reference); renormalize: by in-range count"},
-      {"aggregation", K::Choice, "pool_max_mean", 0, 0, false, {"pool_max_mean", "max_mean_pool"},
+      {"aggregation",
+       K::Choice,
+       "pool_max_mean",
+       0,
+       0,
+       false,
+       {"pool_max_mean", "max_mean_pool"},
        "order of pooling vs max over layers/heads and mean over lookahead queries"},
-      {"keep_rounding", K::Choice, "ceil", 0, 0, false, {"ceil", "floor_min1"},
+      {"keep_rounding",
+       K::Choice,
+       "ceil",
+       0,
+       0,
+       false,
+       {"ceil", "floor_min1"},
        "chunks kept = ceil(n*keep) (reference) or max(1, floor(n*keep)) (pflash)"},
-      {"force_tail_tokens", K::Int, 0, 0, 1 << 24, false, {},
+      {"force_tail_tokens",
+       K::Int,
+       0,
+       0,
+       1 << 24,
+       false,
+       {},
        "always keep the chunks covering the last N prompt tokens (from the budget; omlx uses 512)"},
-      {"prefix_tokens", K::Int, 0, 0, 1 << 24, false, {},
+      {"prefix_tokens",
+       K::Int,
+       0,
+       0,
+       1 << 24,
+       false,
+       {},
        "first S prompt tokens are a cached prefix (prefilled untimed on draft and target); only "
        "the suffix is scored and sparse-prefilled, at positions offset by S"},
-      {"threshold", K::Int, 8192, 0, 1 << 24, false, {},
+      {"threshold",
+       K::Int,
+       8192,
+       0,
+       1 << 24,
+       false,
+       {},
        "below this many suffix tokens fall back to full prefill (unless force)"},
       {"force", K::Bool, false, 0, 0, false, {}, "apply the method below the threshold too"},
   };
@@ -102,8 +144,9 @@ Outcome SpecPrefillMethod::run(const Engine& e, const Request& r, const nlohmann
       Captured cap{L, qdim, std::vector<std::vector<float>>(size_t(L))};
       // Draft prefill; capture the last prompt token's query (reference) or the tail's (tail).
       const int32_t first_captured = mode == "reference" ? int32_t(M) - 1
-                                     : mode == "tail"    ? int32_t(M) - std::min<int32_t>(A, int32_t(n))
-                                                         : int32_t(M);
+                                     : mode == "tail"
+                                         ? int32_t(M) - std::min<int32_t>(A, int32_t(n))
+                                         : int32_t(M);
       size_t chunk_start = 0;
       ForwardHooks hooks;
       hooks.on_query = [&](int layer, const float* q, size_t rows, size_t ld) {
@@ -150,8 +193,9 @@ Outcome SpecPrefillMethod::run(const Engine& e, const Request& r, const nlohmann
       timer.lap("score");
       specprefill::SelectOptions sel_opt;
       sel_opt.force_tail_tokens = p["force_tail_tokens"];
-      sel_opt.keep_rounding = p["keep_rounding"] == "floor_min1" ? specprefill::KeepRounding::FloorMin1
-                                                                 : specprefill::KeepRounding::Ceil;
+      sel_opt.keep_rounding = p["keep_rounding"] == "floor_min1"
+                                  ? specprefill::KeepRounding::FloorMin1
+                                  : specprefill::KeepRounding::Ceil;
       const specprefill::Selection sel = specprefill::select_chunks_after_prefix(
           imp.data(), n, S, p["chunk"], p["keep"].get<double>(), sel_opt);
       std::vector<int32_t> kept_tokens;

@@ -26,7 +26,7 @@ std::vector<int32_t> iota_positions(int32_t start, size_t n);
 
 struct DecodeOptions {
   int max_tokens = 32;
-  int32_t eos = -1;            // stop after emitting this token (-1: never)
+  int32_t eos = -1;  // stop after emitting this token (-1: never)
   // Called with each generated token and its logits (before it is fed back); may be empty.
   std::function<void(int32_t token, std::span<const float> logits)> on_token;
 };

@@ -23,8 +23,19 @@ class GgufError : public std::runtime_error {
 
 // GGUF metadata value type ids (gguf_type in the spec).
 enum class GgufType : uint32_t {
-  UINT8 = 0, INT8 = 1, UINT16 = 2, INT16 = 3, UINT32 = 4, INT32 = 5, FLOAT32 = 6, BOOL = 7,
-  STRING = 8, ARRAY = 9, UINT64 = 10, INT64 = 11, FLOAT64 = 12,
+  UINT8 = 0,
+  INT8 = 1,
+  UINT16 = 2,
+  INT16 = 3,
+  UINT32 = 4,
+  INT32 = 5,
+  FLOAT32 = 6,
+  BOOL = 7,
+  STRING = 8,
+  ARRAY = 9,
+  UINT64 = 10,
+  INT64 = 11,
+  FLOAT64 = 12,
 };
 
 // Spec name of a type id ("uint32", "string", ...; "unknown" otherwise) and the encoded size of a
@@ -63,7 +74,7 @@ struct GgufTensorInfo {
   std::string name;
   std::vector<uint64_t> dims;  // ggml order: dims[0] is the contiguous (innermost) dimension
   DType type = DType::F32;
-  uint64_t offset = 0;         // from the start of the data section
+  uint64_t offset = 0;  // from the start of the data section
   uint64_t n_elements = 0;
   uint64_t n_bytes = 0;
 };
@@ -119,8 +130,8 @@ class GgufWriter {
   explicit GgufWriter(uint64_t alignment = 32);
   void set(const std::string& key, GgufValue value);  // replaces an existing key
   // `data` holds the tensor's bytes in `type`, dims in ggml order; bytes are copied.
-  void add_tensor(const std::string& name, std::vector<uint64_t> dims, DType type,
-                  const void* data, size_t n_bytes);
+  void add_tensor(const std::string& name, std::vector<uint64_t> dims, DType type, const void* data,
+                  size_t n_bytes);
   void write(const std::string& path) const;
 
  private:

@@ -1,4 +1,5 @@
-// KVCache storage (see kv_cache.h). Grows geometrically so long prompts do not reallocate per chunk.
+// KVCache storage (see kv_cache.h). Grows geometrically so long prompts do not reallocate per
+// chunk.
 #include "models/kv_cache.h"
 
 #include <algorithm>
@@ -9,7 +10,9 @@ namespace accel {
 KVCache::KVCache(int n_layer, int kv_dim)
     : n_layer_(n_layer), kv_dim_(kv_dim), k_(size_t(n_layer)), v_(size_t(n_layer)) {}
 
-void KVCache::trim(size_t n) { n_ = n >= n_ ? 0 : n_ - n; }
+void KVCache::trim(size_t n) {
+  n_ = n >= n_ ? 0 : n_ - n;
+}
 
 void KVCache::release() {
   for (auto& x : k_) std::vector<float>().swap(x);
@@ -18,7 +21,9 @@ void KVCache::release() {
   n_ = cap_ = 0;
 }
 
-size_t KVCache::bytes() const { return n_ * (size_t(n_layer_) * 2 * kv_dim_ * 4 + 4); }
+size_t KVCache::bytes() const {
+  return n_ * (size_t(n_layer_) * 2 * kv_dim_ * 4 + 4);
+}
 size_t KVCache::allocated_bytes() const {
   return cap_ * (size_t(n_layer_) * 2 * kv_dim_ * 4 + 4);
 }

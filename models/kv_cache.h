@@ -14,7 +14,7 @@ class KVCache {
   KVCache() = default;
   KVCache(int n_layer, int kv_dim);
 
-  size_t size() const { return n_; }          // committed entries
+  size_t size() const { return n_; }  // committed entries
   size_t capacity() const { return cap_; }
   int n_layer() const { return n_layer_; }
   int kv_dim() const { return kv_dim_; }

@@ -4,8 +4,8 @@
 #include "models/model.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cassert>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 
@@ -126,10 +126,11 @@ void Model::load_weights() {
     LayerWeights& L = layers_[size_t(l)];
     L.attn_norm = load_vector(f, p + "attn_norm.weight", E);
     L.ffn_norm = load_vector(f, p + "ffn_norm.weight", E);
-    L.wqkv = pack_rows(f,
-                       {&expect(f, p + "attn_q.weight", {E, Q}), &expect(f, p + "attn_k.weight", {E, KV}),
-                        &expect(f, p + "attn_v.weight", {E, KV})},
-                       E);
+    L.wqkv = pack_rows(
+        f,
+        {&expect(f, p + "attn_q.weight", {E, Q}), &expect(f, p + "attn_k.weight", {E, KV}),
+         &expect(f, p + "attn_v.weight", {E, KV})},
+        E);
     L.wo = pack_rows(f, {&expect(f, p + "attn_output.weight", {Q, E})}, Q);
     if (c.qkv_bias) {
       for (auto [n, d] : {std::pair{"attn_q.bias", Q}, {"attn_k.bias", KV}, {"attn_v.bias", KV}}) {
@@ -172,8 +173,8 @@ void Model::load_weights() {
   for (const auto& t : f.tensors()) n_params_ += t.n_elements;
   weight_bytes_ = output_.bytes();
   for (const auto& L : layers_) {
-    weight_bytes_ += L.wqkv.bytes() + L.wo.bytes() + L.w_gate_up.bytes() + L.w_down.bytes() +
-                     L.w_router.bytes();
+    weight_bytes_ +=
+        L.wqkv.bytes() + L.wo.bytes() + L.w_gate_up.bytes() + L.w_down.bytes() + L.w_router.bytes();
     for (const auto& w : L.exp_gate_up) weight_bytes_ += w.bytes();
     for (const auto& w : L.exp_down) weight_bytes_ += w.bytes();
   }
@@ -211,7 +212,8 @@ void Model::ffn_moe(const LayerWeights& L, const float* xn, size_t T, float* out
                       [&](int a, int b) { return r[a] > r[b] || (r[a] == r[b] && a < b); });
     float sum = 0;
     for (int i = 0; i < K; ++i) sum += r[order[size_t(i)]];
-    for (int i = 0; i < K; ++i) weight[t * size_t(NE) + size_t(order[size_t(i)])] = r[order[size_t(i)]] / sum;
+    for (int i = 0; i < K; ++i)
+      weight[t * size_t(NE) + size_t(order[size_t(i)])] = r[order[size_t(i)]] / sum;
   }
   std::fill(out, out + T * E, 0.f);
   // Experts in index order: each token's output is summed in expert-index order whatever the batch.

@@ -31,17 +31,17 @@ struct ForwardHooks {
 };
 
 struct LayerWeights {
-  std::vector<float> attn_norm, ffn_norm;     // [n_embd]
-  std::vector<float> qkv_bias;                // [q_dim + 2 kv_dim] (qwen2) or empty
-  std::vector<float> q_norm, k_norm;          // [head_dim] (qwen3) or empty
-  PackedWeight wqkv;                          // rows: q_dim + 2 kv_dim, cols: n_embd
-  PackedWeight wo;                            // rows: n_embd, cols: q_dim
-  PackedWeight w_gate_up;                     // rows: 2 n_ff (gate rows then up rows), cols: n_embd
-  PackedWeight w_down;                        // rows: n_embd, cols: n_ff
+  std::vector<float> attn_norm, ffn_norm;  // [n_embd]
+  std::vector<float> qkv_bias;             // [q_dim + 2 kv_dim] (qwen2) or empty
+  std::vector<float> q_norm, k_norm;       // [head_dim] (qwen3) or empty
+  PackedWeight wqkv;                       // rows: q_dim + 2 kv_dim, cols: n_embd
+  PackedWeight wo;                         // rows: n_embd, cols: q_dim
+  PackedWeight w_gate_up;                  // rows: 2 n_ff (gate rows then up rows), cols: n_embd
+  PackedWeight w_down;                     // rows: n_embd, cols: n_ff
   // MoE: router and per-expert weights (w_gate_up/w_down unused).
-  PackedWeight w_router;                      // rows: n_expert, cols: n_embd
-  std::vector<PackedWeight> exp_gate_up;      // (expert) rows: 2 n_ff_expert, cols: n_embd
-  std::vector<PackedWeight> exp_down;         // (expert) rows: n_embd, cols: n_ff_expert
+  PackedWeight w_router;                  // rows: n_expert, cols: n_embd
+  std::vector<PackedWeight> exp_gate_up;  // (expert) rows: 2 n_ff_expert, cols: n_embd
+  std::vector<PackedWeight> exp_down;     // (expert) rows: n_embd, cols: n_ff_expert
 };
 
 class Model {

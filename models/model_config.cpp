@@ -10,9 +10,12 @@ namespace accel {
 
 const char* arch_name(Arch a) {
   switch (a) {
-    case Arch::Llama: return "llama";
-    case Arch::Qwen2: return "qwen2";
-    case Arch::Qwen3: return "qwen3";
+    case Arch::Llama:
+      return "llama";
+    case Arch::Qwen2:
+      return "qwen2";
+    case Arch::Qwen3:
+      return "qwen3";
   }
   return "?";
 }
@@ -26,8 +29,9 @@ namespace {
 int bounded_int(const GgufFile& f, const std::string& key, uint64_t lo, uint64_t hi) {
   const uint64_t v = f.get_uint(key);
   if (v < lo || v > hi)
-    bad(f, key, "value " + std::to_string(v) + " outside [" + std::to_string(lo) + ", " +
-                    std::to_string(hi) + "]");
+    bad(f, key,
+        "value " + std::to_string(v) + " outside [" + std::to_string(lo) + ", " +
+            std::to_string(hi) + "]");
   return int(v);
 }
 

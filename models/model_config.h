@@ -17,15 +17,15 @@ struct ModelConfig {
   Arch arch = Arch::Llama;
   std::string arch_name;  // general.architecture as written in the file
   int n_vocab = 0;
-  int n_ctx = 0;      // {arch}.context_length: the longest context the model supports
+  int n_ctx = 0;  // {arch}.context_length: the longest context the model supports
   int n_embd = 0;
   int n_layer = 0;
   int n_head = 0;
   int n_head_kv = 0;
-  int head_dim = 0;   // {arch}.attention.key_length, else n_embd / n_head
+  int head_dim = 0;  // {arch}.attention.key_length, else n_embd / n_head
   int n_ff = 0;
   float rms_eps = 1e-5f;
-  RopeParams rope;    // layout follows llama.cpp: Adjacent for llama, HalfSplit for qwen2/qwen3
+  RopeParams rope;        // layout follows llama.cpp: Adjacent for llama, HalfSplit for qwen2/qwen3
   bool qkv_bias = false;  // qwen2
   bool qk_norm = false;   // qwen3: per-head RMSNorm on Q and K before RoPE
   // Mixture of experts (top-k routed SwiGLU experts); 0 = dense.

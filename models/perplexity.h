@@ -9,8 +9,8 @@
 namespace accel {
 
 struct PerplexityResult {
-  double mean_nll = 0;   // nats per scored token
-  double perplexity = 0; // exp(mean_nll)
+  double mean_nll = 0;    // nats per scored token
+  double perplexity = 0;  // exp(mean_nll)
   size_t n_scored = 0;
   size_t n_windows = 0;
 };

@@ -186,8 +186,9 @@ void write_synthetic_model(const SyntheticMemberSpec& m, const std::string& fami
   w.write(path);
 }
 
-std::vector<std::string> make_synthetic_family(const std::string& family, const std::string& out_dir,
-                                               uint64_t seed, DType dtype) {
+std::vector<std::string> make_synthetic_family(const std::string& family,
+                                               const std::string& out_dir, uint64_t seed,
+                                               DType dtype) {
   const SyntheticFamily& f = find_synthetic_family(family);
   std::filesystem::create_directories(out_dir);
   std::vector<std::string> paths;

@@ -34,7 +34,8 @@ void write_synthetic_model(const SyntheticMemberSpec& spec, const std::string& f
                            uint64_t seed, DType dtype, const std::string& path);
 
 // Writes every member of the family into out_dir as <role>.gguf; returns the paths in table order.
-std::vector<std::string> make_synthetic_family(const std::string& family, const std::string& out_dir,
-                                               uint64_t seed, DType dtype);
+std::vector<std::string> make_synthetic_family(const std::string& family,
+                                               const std::string& out_dir, uint64_t seed,
+                                               DType dtype);
 
 }  // namespace accel

@@ -1,6 +1,7 @@
 // Tokenizers built from GGUF metadata (tokenizer.ggml.*): the SentencePiece-style `llama` model
 // and the byte-level BPE `gpt2` model with its pre-tokenizers. Owns text <-> token ids only; knows
-// nothing of weights or the forward pass. Metadata is untrusted: TokenizerSpec::from_gguf checks it.
+// nothing of weights or the forward pass. Metadata is untrusted: TokenizerSpec::from_gguf checks
+// it.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -36,7 +37,7 @@ struct TokenizerSpec {
   std::vector<std::string> merges;  // tokenizer.ggml.merges ("a b" pairs, gpt2 only)
   int32_t bos = -1, eos = -1, unk = -1, pad = -1;
   bool add_bos = false, add_eos = false;
-  bool add_space_prefix = true;     // tokenizer.ggml.add_space_prefix (llama model)
+  bool add_space_prefix = true;  // tokenizer.ggml.add_space_prefix (llama model)
 
   // Reads and validates the tokenizer.ggml.* keys; throws TokenizerError naming the file and key
   // on missing or inconsistent data (counts that disagree, ids out of range, absurd lengths).

@@ -9,7 +9,8 @@ namespace accel {
 
 std::vector<int32_t> synthetic_prompt(int n_vocab, int32_t bos, const std::vector<int32_t>& exclude,
                                       size_t n, uint64_t seed) {
-  if (n_vocab <= int(exclude.size())) throw std::invalid_argument("synthetic_prompt: no usable ids");
+  if (n_vocab <= int(exclude.size()))
+    throw std::invalid_argument("synthetic_prompt: no usable ids");
   std::vector<int32_t> out;
   out.reserve(n);
   if (bos >= 0 && n > 0) out.push_back(bos);

@@ -53,8 +53,7 @@ TEST_F(CliEngine, InfoJson) {
 
 TEST_F(CliEngine, GenerateJsonHasTokensTextAndTimings) {
   std::string out;
-  ASSERT_EQ(test::run_cli("generate --model " + target_ +
-                              " --prompt 'Hello' --max-tokens 5 --json",
+  ASSERT_EQ(test::run_cli("generate --model " + target_ + " --prompt 'Hello' --max-tokens 5 --json",
                           &out),
             0)
       << out;
@@ -69,8 +68,8 @@ TEST_F(CliEngine, GenerateJsonHasTokensTextAndTimings) {
 
 TEST_F(CliEngine, EmptyPromptMeansBosOnly) {
   std::string out;
-  ASSERT_EQ(test::run_cli("generate --model " + target_ + " --prompt '' --max-tokens 2 --json", &out),
-            0)
+  ASSERT_EQ(
+      test::run_cli("generate --model " + target_ + " --prompt '' --max-tokens 2 --json", &out), 0)
       << out;
   EXPECT_EQ(nlohmann::json::parse(out)["prompt_tokens"], nlohmann::json({256}));
 }
@@ -79,11 +78,13 @@ TEST_F(CliEngine, LogitsOutIsIdenticalAcrossChunkSizesAndThreads) {
   const std::string a = dir_->file("a.f32"), b = dir_->file("b.f32");
   ASSERT_EQ(test::run_cli("generate --model " + target_ +
                           " --random-prompt 200 --seed 3 --max-tokens 8 --prefill-chunk 200"
-                          " --threads 2 --logits-out " + a),
+                          " --threads 2 --logits-out " +
+                          a),
             0);
   ASSERT_EQ(test::run_cli("generate --model " + target_ +
                           " --random-prompt 200 --seed 3 --max-tokens 8 --prefill-chunk 7"
-                          " --threads 1 --logits-out " + b),
+                          " --threads 1 --logits-out " +
+                          b),
             0);
   const std::string la = slurp(a);
   EXPECT_EQ(la.size(), 8u * 258u * 4u);
@@ -92,16 +93,19 @@ TEST_F(CliEngine, LogitsOutIsIdenticalAcrossChunkSizesAndThreads) {
 
 TEST_F(CliEngine, ErrorsNameTheProblem) {
   std::string out;
-  EXPECT_NE(test::run_cli("generate --model " + dir_->file("missing.gguf") + " --prompt x", &out), 0);
+  EXPECT_NE(test::run_cli("generate --model " + dir_->file("missing.gguf") + " --prompt x", &out),
+            0);
   EXPECT_NE(out.find("missing.gguf"), std::string::npos) << out;
   EXPECT_NE(test::run_cli("generate --model " + target_, &out), 0);
   EXPECT_NE(out.find("--prompt"), std::string::npos) << out;
-  EXPECT_NE(test::run_cli("generate --model " + target_ + " --random-prompt 4000 --max-tokens 200", &out),
-            0);
+  EXPECT_NE(
+      test::run_cli("generate --model " + target_ + " --random-prompt 4000 --max-tokens 200", &out),
+      0);
   EXPECT_NE(out.find("context length"), std::string::npos) << out;
   EXPECT_NE(test::run_cli("models make --family nope --out " + dir_->file("x"), &out), 0);
   EXPECT_NE(out.find("nope"), std::string::npos) << out;
-  EXPECT_NE(test::run_cli("models make --family tiny --dtype q5_k --out " + dir_->file("x"), &out), 0);
+  EXPECT_NE(test::run_cli("models make --family tiny --dtype q5_k --out " + dir_->file("x"), &out),
+            0);
 }
 
 }  // namespace

@@ -54,8 +54,14 @@ TEST(Plan, ErrorsNameTheField) {
       {[](auto& j) { j["models"][0]["dtype"] = "q5"; }, "models[0].dtype"},
       {[](auto& j) { j["models"].push_back(j["models"][0]); }, "models[1].name"},
       {[](auto& j) { j["methods"][0]["name"] = "magic"; }, "methods[0].name"},
-      {[](auto& j) { j["methods"][0]["params"] = {{"keep", 0.5}}; }, "methods[0].params"},
-      {[](auto& j) { j["context_lengths"] = {64, -1}; }, "context_lengths[1]"},
+      {[](auto& j) {
+         j["methods"][0]["params"] = {{"keep", 0.5}};
+       },
+       "methods[0].params"},
+      {[](auto& j) {
+         j["context_lengths"] = {64, -1};
+       },
+       "context_lengths[1]"},
       {[](auto& j) { j["context_lengths"] = nlohmann::json::array(); }, "context_lengths"},
       {[](auto& j) { j["trials"] = 0; }, "trials"},
       {[](auto& j) { j["warmup"] = "one"; }, "warmup"},

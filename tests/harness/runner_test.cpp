@@ -26,8 +26,7 @@ std::string write_plan(const test::TempDir& dir, int samples, int trials) {
       {"warmup", 0},
       {"trials", trials},
       {"decode_tokens", 4},
-      {"threads", 1}}
-                             .dump();
+      {"threads", 1}}.dump();
   return path;
 }
 
@@ -41,7 +40,7 @@ TEST(Runner, RunsThenSkipsFinishedCases) {
   const std::string common = plan + " --db " + db + " --models-dir " + dir.file("models");
   std::string out;
   ASSERT_EQ(test::run_cli("run " + common, &out), 0) << out;
-  EXPECT_EQ(trial_rows(db), 2 * 2 * 2);  // 2 lengths x 2 samples x 2 trials
+  EXPECT_EQ(trial_rows(db), 2 * 2 * 2);                         // 2 lengths x 2 samples x 2 trials
   EXPECT_NE(out.find("| baseline"), std::string::npos) << out;  // the ttft table
   ASSERT_EQ(test::run_cli("run " + common, &out), 0) << out;
   EXPECT_NE(out.find("4 already done, 0 completed"), std::string::npos) << out;
@@ -135,7 +134,8 @@ TEST(Runner, ContextLongerThanModelIsRecordedAsFailure) {
     "warmup": 0, "trials": 1, "decode_tokens": 2})";
   const std::string db = dir.file("f.sqlite");
   std::string out;
-  EXPECT_EQ(test::run_cli("run " + path + " --db " + db + " --models-dir " + dir.file("m"), &out), 4)
+  EXPECT_EQ(test::run_cli("run " + path + " --db " + db + " --models-dir " + dir.file("m"), &out),
+            4)
       << out;
   EXPECT_NE(out.find("exceeds the context length 4096"), std::string::npos) << out;
   const auto store = results::ResultStore::open_readonly(db);

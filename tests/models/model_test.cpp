@@ -41,7 +41,8 @@ class ForwardVsReference : public ::testing::TestWithParam<FamilyCase> {};
 // Tolerance: the engine runs in f32 with f32 weights/activations; the reference in double over the
 // same (dequantized) weights. Logits are O(1) (std ~0.5); a f32 forward through <= 4 layers of
 // width <= 352 loses ~1e-6 relative per op, so 1e-4 absolute + 1e-4 relative leaves > 10x margin
-// while any real error (wrong RoPE pairing, mask, bias, norm, expert weight) moves logits by > 1e-2.
+// while any real error (wrong RoPE pairing, mask, bias, norm, expert weight) moves logits by >
+// 1e-2.
 TEST_P(ForwardVsReference, LogitsMatchNaiveDoubleForward) {
   const auto [family, dtype] = GetParam();
   test::TempDir dir;
@@ -55,18 +56,19 @@ TEST_P(ForwardVsReference, LogitsMatchNaiveDoubleForward) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Families, ForwardVsReference,
-    ::testing::Values(FamilyCase{"tiny", "f32"}, FamilyCase{"tiny-qwen2", "f32"},
-                      FamilyCase{"tiny-qwen3", "f32"}, FamilyCase{"tiny-moe", "f32"},
-                      FamilyCase{"tiny", "f16"}, FamilyCase{"tiny", "bf16"},
-                      FamilyCase{"tiny", "q8_0"}, FamilyCase{"tiny", "q4_0"}),
-    [](const auto& info) {
-      std::string n = std::string(info.param.family) + "_" + info.param.dtype;
-      for (auto& ch : n)
-        if (ch == '-') ch = '_';
-      return n;
-    });
+INSTANTIATE_TEST_SUITE_P(Families, ForwardVsReference,
+                         ::testing::Values(FamilyCase{"tiny", "f32"},
+                                           FamilyCase{"tiny-qwen2", "f32"},
+                                           FamilyCase{"tiny-qwen3", "f32"},
+                                           FamilyCase{"tiny-moe", "f32"}, FamilyCase{"tiny", "f16"},
+                                           FamilyCase{"tiny", "bf16"}, FamilyCase{"tiny", "q8_0"},
+                                           FamilyCase{"tiny", "q4_0"}),
+                         [](const auto& info) {
+                           std::string n = std::string(info.param.family) + "_" + info.param.dtype;
+                           for (auto& ch : n)
+                             if (ch == '-') ch = '_';
+                           return n;
+                         });
 
 class BatchInvariance : public ::testing::TestWithParam<const char*> {
  protected:
@@ -111,8 +113,7 @@ TEST_P(BatchInvariance, OneAndTwoThreadsBitIdentical) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, BatchInvariance,
-                         ::testing::Values("tiny", "tiny-qwen3", "tiny-moe"),
-                         [](const auto& info) {
+                         ::testing::Values("tiny", "tiny-qwen3", "tiny-moe"), [](const auto& info) {
                            std::string n = info.param;
                            for (auto& ch : n)
                              if (ch == '-') ch = '_';

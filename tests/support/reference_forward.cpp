@@ -66,7 +66,9 @@ void rope_head(double* v, const ModelConfig& c, int pos) {
   }
 }
 
-double silu(double x) { return x / (1.0 + std::exp(-x)); }
+double silu(double x) {
+  return x / (1.0 + std::exp(-x));
+}
 
 std::vector<double> swiglu_ffn(const Mat& g, const Mat& u, const Mat& d,
                                const std::vector<double>& x) {
@@ -85,7 +87,8 @@ std::vector<double> reference_forward(const std::string& path, const std::vector
   const Mat emb = load(f, "token_embd.weight");
   const size_t V = emb.size() / E;
   std::vector<std::vector<double>> x(T);
-  for (size_t t = 0; t < T; ++t) x[t].assign(emb.begin() + long(tokens[t] * E), emb.begin() + long((tokens[t] + 1) * E));
+  for (size_t t = 0; t < T; ++t)
+    x[t].assign(emb.begin() + long(tokens[t] * E), emb.begin() + long((tokens[t] + 1) * E));
 
   for (int l = 0; l < c.n_layer; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";

@@ -9,6 +9,7 @@
 namespace accel::test {
 
 // Logits [T][n_vocab] for tokens at positions 0..T-1.
-std::vector<double> reference_forward(const std::string& gguf_path, const std::vector<int32_t>& tokens);
+std::vector<double> reference_forward(const std::string& gguf_path,
+                                      const std::vector<int32_t>& tokens);
 
 }  // namespace accel::test

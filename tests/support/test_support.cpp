@@ -1,13 +1,13 @@
 // Implementations of test_support.h.
 #include "tests/support/test_support.h"
 
-#include <array>
-#include <cmath>
-#include <cstring>
-#include <cstdio>
-#include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
 
 namespace accel::test {
 
@@ -75,7 +75,9 @@ std::vector<float> random_normal(size_t n, uint64_t seed, float stddev) {
   return v;
 }
 
-std::string accelbench_binary() { return ACCELBENCH_BINARY; }
+std::string accelbench_binary() {
+  return ACCELBENCH_BINARY;
+}
 
 int run_cli(const std::string& args, std::string* output) {
   const std::string cmd = accelbench_binary() + " " + args + " 2>&1";
