@@ -18,6 +18,7 @@ int cli_main(int argc, char** argv) {
   register_perplexity_command(app, commands);
   register_run_commands(app, commands);
   register_results_commands(app, commands);
+  register_costmodel_commands(app, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -28,6 +28,8 @@ void register_perplexity_command(CLI::App& app, CliCommands& out);  // cli_perpl
 void register_run_commands(CLI::App& app, CliCommands& out);  // cli_run.cpp
 // `report`, `compare`, `merge` over results stores.
 void register_results_commands(CLI::App& app, CliCommands& out);  // cli_results.cpp
+// `costmodel rank`: draft selection by analytic r and predicted speedup.
+void register_costmodel_commands(CLI::App& app, CliCommands& out);  // cli_costmodel.cpp
 // `models import-llama2c`, added under the `models` subcommand by register_models_commands.
 void add_import_llama2c_command(CLI::App& models, CliCommands& out);  // cli_import_llama2c.cpp
 

@@ -25,20 +25,13 @@ void register_info_command(CLI::App& app, CliCommands& out) {
                    std::map<std::string, uint64_t> types;
                    for (const auto& t : m.file().tensors())
                      types[std::string(dtype_name(t.type))]++;
-                   nlohmann::json j = {
+                   // The hyper-parameters as the results store records them, plus the rest.
+                   nlohmann::json j = config_json(c);
+                   j.update({
                        {"path", m.path()},
                        {"architecture", c.arch_name},
                        {"name", m.file().get_string_opt("general.name").value_or("")},
-                       {"n_vocab", c.n_vocab},
                        {"context_length", c.n_ctx},
-                       {"n_embd", c.n_embd},
-                       {"n_layer", c.n_layer},
-                       {"n_head", c.n_head},
-                       {"n_head_kv", c.n_head_kv},
-                       {"head_dim", c.head_dim},
-                       {"n_ff", c.n_ff},
-                       {"n_expert", c.n_expert},
-                       {"n_expert_used", c.n_expert_used},
                        {"rope_freq_base", c.rope.freq_base},
                        {"rope_freq_scale", c.rope.freq_scale},
                        {"rope_dims", c.rope.n_rot},
@@ -48,7 +41,7 @@ void register_info_command(CLI::App& app, CliCommands& out) {
                        {"tensor_types", types},
                        {"file_bytes", m.file().file_size()},
                        {"packed_weight_bytes", m.weight_bytes()},
-                   };
+                   });
                    if (s.tokenizer)
                      j["tokenizer"] = {{"model", s.tokenizer->spec().model},
                                        {"pre", s.tokenizer->spec().pre},

@@ -21,7 +21,10 @@ void register_results_commands(CLI::App& app, CliCommands& out) {
   auto r = std::make_shared<ReportArgs>();
   CLI::App* report = app.add_subcommand("report", "Print a table from a results store");
   report->add_option("--db", r->db, "Results store (SQLite)")->required();
-  report->add_option("--table", r->table, "ttft, phases, ablation, runs or trials")
+  report
+      ->add_option("--table", r->table,
+                   "ttft, phases, ablation, costmodel (SpecPrefill ratio model), agreement "
+                   "(with the baseline), runs or trials")
       ->required()
       ->check(CLI::IsMember(reports::report_names()));
   report->add_option("--format", r->format, "md, csv, latex or json")

@@ -56,10 +56,11 @@ nlohmann::json default_plan_json() {
 
 Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::string& models_dir) {
   if (!j.is_object()) fail(src, "(top level)", "a plan is a JSON object");
-  check_keys(j,
-             {"name", "models", "methods", "context_lengths", "workload", "warmup", "trials",
-              "decode_tokens", "threads", "prefill_chunk", "seed", "description"},
-             src, "");
+  check_keys(
+      j,
+      {"name", "models", "methods", "context_lengths", "workload", "warmup", "trials",
+       "decode_tokens", "agreement_steps", "threads", "prefill_chunk", "seed", "description"},
+      src, "");
   Plan p;
   p.source = j;
   if (j.contains("name")) {
@@ -170,6 +171,7 @@ Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::stri
   p.warmup = get_int(j, "warmup", 1, 0, 1000, src, "warmup");
   p.trials = get_int(j, "trials", 3, 1, 100000, src, "trials");
   p.decode_tokens = get_int(j, "decode_tokens", 16, 1, 1 << 20, src, "decode_tokens");
+  p.agreement_steps = get_int(j, "agreement_steps", 16, 0, 1024, src, "agreement_steps");
   p.threads = get_int(j, "threads", 0, 0, 4096, src, "threads");
   p.prefill_chunk = size_t(get_int(j, "prefill_chunk", 512, 1, 1 << 20, src, "prefill_chunk"));
   if (j.contains("seed")) {

@@ -45,6 +45,9 @@ struct Plan {
   int warmup = 1;
   int trials = 3;
   int decode_tokens = 16;
+  // Untimed agreement-with-baseline scoring of every non-baseline case over this many decode
+  // steps (first-token agreement, top-1 agreement, mean KL); 0 turns it off.
+  int agreement_steps = 16;
   int threads = 0;  // 0 = all cores
   size_t prefill_chunk = 512;
   uint64_t seed = 0;

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "harness/environment.h"
 #include "harness/file_hash.h"
@@ -20,6 +21,7 @@
 #include "models/synthetic.h"
 #include "models/tokenizer.h"
 #include "results/result_store.h"
+#include "suites/agreement.h"
 #include "suites/synthetic_prompt.h"
 
 namespace accel {
@@ -39,14 +41,26 @@ void on_sigint(int) {
   }
 }
 
+// The baseline's greedy tokens and per-step logits for one (context, sample): what every other
+// method's agreement is measured against.
+struct Reference {
+  std::vector<int32_t> tokens;
+  std::vector<std::vector<float>> logits;
+};
+
 struct LoadedSet {
   std::unique_ptr<Model> target, draft;
   results::ModelRef target_ref, draft_ref;
   int32_t bos = -1, eos = -1;
+  std::map<std::pair<int, int>, Reference> references;  // (context_len, sample)
 };
 
+constexpr const char* kBaseline = "baseline";
+
 results::ModelRef model_ref(const Model& m) {
-  return {m.path(), sha256_file(m.path()), m.config().arch_name, int64_t(m.n_params())};
+  nlohmann::json cfg = config_json(m.config());
+  if (auto fam = m.file().get_string_opt("accelbench.family")) cfg["synthetic_family"] = *fam;
+  return {m.path(), sha256_file(m.path()), m.config().arch_name, int64_t(m.n_params()), cfg};
 }
 
 std::string fmt_duration(double s) {
@@ -213,9 +227,45 @@ RunSummary run_plan(const Plan& plan, const RunOptions& opt, std::ostream& log) 
           plan.seed * 1000003ull + uint64_t(c.sample) * 7919ull + uint64_t(c.context_len));
       req.max_new_tokens = plan.decode_tokens;
       req.eos = -1;  // fixed decode length so timings are comparable across methods
+      // Agreement with the baseline (untimed). The baseline's reference is taken from its own
+      // first warm-up when it runs first, else from an extra baseline run counted as setup; the
+      // method's teacher-forced agreement run doubles as its first warm-up.
+      const int steps = std::min(plan.agreement_steps, n_ctx - c.context_len);
+      std::optional<Agreement> agree;
+      double reference_s = 0;
+      int warmups_left = plan.warmup;
+      const auto ref_key = std::make_pair(c.context_len, c.sample);
+      auto scoring_request = [&](const Request& from) {
+        Request rq = from;
+        rq.max_new_tokens = steps;
+        rq.keep_logits = steps;
+        return rq;
+      };
+      auto keep_reference = [&](Outcome&& o) {
+        L.references[ref_key] = Reference{std::move(o.tokens), std::move(o.logits)};
+      };
       const auto t_warm = Clock::now();
-      for (int w = 0; w < plan.warmup && !g_interrupts; ++w) method.run(engine, req, c.params);
-      warmup_case = since(t_warm);
+      if (steps > 0 && c.method == kBaseline && !L.references.count(ref_key) && warmups_left > 0) {
+        keep_reference(method.run(engine, scoring_request(req), c.params));
+        --warmups_left;
+      } else if (steps > 0 && c.method != kBaseline) {
+        if (!L.references.count(ref_key)) {
+          const auto t_ref = Clock::now();
+          const Method& b = find_method(kBaseline);
+          keep_reference(b.run(Engine{L.target.get(), nullptr, plan.prefill_chunk},
+                               scoring_request(req), resolve_params(b, nlohmann::json::object())));
+          reference_s = since(t_ref);
+        }
+        const Reference& ref = L.references.at(ref_key);
+        Request rq = scoring_request(req);
+        rq.forced_tokens = ref.tokens;
+        const Outcome o = method.run(engine, rq, c.params);
+        agree = agreement(ref.logits, o.logits);
+        --warmups_left;
+      }
+      for (int w = 0; w < warmups_left && !g_interrupts; ++w) method.run(engine, req, c.params);
+      warmup_case = since(t_warm) - reference_s;
+      setup_case += reference_s;
       std::vector<results::TrialRecord> trials;
       for (int t = 0; t < plan.trials && !g_interrupts; ++t) {
         reset_peak_rss();
@@ -235,6 +285,13 @@ RunSummary run_plan(const Plan& plan, const RunOptions& opt, std::ostream& log) 
         r.kv_bytes = int64_t(o.kv_bytes);
         r.output_tokens = o.tokens;
         r.stats = o.stats;
+        if (agree) {
+          r.scores["agreement.first_token"] = agree->first_token;
+          r.scores["agreement.top1"] = agree->top1;
+          r.scores["agreement.kl_mean"] = agree->kl_mean;
+          r.scores["agreement.kl_max"] = agree->kl_max;
+          r.stats["agreement_steps"] = agree->steps;
+        }
         trials.push_back(std::move(r));
       }
       if (g_interrupts) break;  // the case in flight is dropped, never half-recorded

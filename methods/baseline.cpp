@@ -18,7 +18,18 @@ void finish_with_greedy_decode(const Engine& e, const Request& r, KVCache& cache
   if (r.keep_logits > 0) out.logits.push_back(last_logits);
   out.tokens.push_back(first);
   const auto t_decode = PhaseTimer::Clock::now();
-  if (first != r.eos && r.max_new_tokens > 1) {
+  if (!r.forced_tokens.empty()) {
+    // Teacher forcing: step t feeds the reference's token t, whatever this run chose.
+    const int32_t row = 0;
+    int32_t pos = next_pos;
+    for (size_t t = 0; t + 1 < size_t(r.max_new_tokens) && t < r.forced_tokens.size(); ++t) {
+      const int32_t tok = r.forced_tokens[t];
+      const std::vector<float> lg = m.forward({&tok, 1}, {&pos, 1}, cache, {&row, 1});
+      ++pos;
+      out.tokens.push_back(argmax(lg));
+      if (int(out.logits.size()) < r.keep_logits) out.logits.push_back(lg);
+    }
+  } else if (first != r.eos && r.max_new_tokens > 1) {
     DecodeOptions opt;
     opt.max_tokens = r.max_new_tokens - 1;
     opt.eos = r.eos;

@@ -38,6 +38,10 @@ struct Request {
   int max_new_tokens = 16;      // decode length (>= 1)
   int32_t eos = -1;             // stop token (-1: none)
   int keep_logits = 0;          // keep the logits of the first n generated positions
+  // Teacher forcing (untimed agreement scoring): when non-empty, decode step t feeds
+  // forced_tokens[t] instead of the method's own choice, so the logits of every step can be
+  // compared with a reference run over the same prefix. Outcome::tokens still holds the argmaxes.
+  std::vector<int32_t> forced_tokens;
 };
 
 struct Outcome {

@@ -111,4 +111,19 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   return c;
 }
 
+nlohmann::json config_json(const ModelConfig& c) {
+  return {{"arch", c.arch_name},
+          {"n_vocab", c.n_vocab},
+          {"n_ctx", c.n_ctx},
+          {"n_embd", c.n_embd},
+          {"n_layer", c.n_layer},
+          {"n_head", c.n_head},
+          {"n_head_kv", c.n_head_kv},
+          {"head_dim", c.head_dim},
+          {"n_ff", c.n_ff},
+          {"n_expert", c.n_expert},
+          {"n_expert_used", c.n_expert_used},
+          {"n_ff_expert", c.n_ff_expert}};
+}
+
 }  // namespace accel

@@ -3,6 +3,7 @@
 // or tokenizers. Unsupported architectures are refused by name.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "kernels/elementwise.h"
@@ -41,5 +42,10 @@ struct ModelConfig {
 };
 
 const char* arch_name(Arch a);
+
+// The hyper-parameters as a JSON object (what the results store records per model, and what the
+// analytic cost model reads back): n_vocab, n_ctx, n_embd, n_layer, n_head, n_head_kv, head_dim,
+// n_ff, n_expert, n_expert_used, n_ff_expert.
+nlohmann::json config_json(const ModelConfig& c);
 
 }  // namespace accel

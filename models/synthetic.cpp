@@ -20,10 +20,22 @@ const std::vector<SyntheticFamily>& synthetic_families() {
        "for tests: a 1K-token prompt prefills in well under a second",
        {{"target", Arch::Llama, 4, 128, 4, 2, 352, 4096},
         {"draft", Arch::Llama, 2, 64, 2, 1, 160, 4096}}},
+      // The small drafts span the ratio thesis: analytic FLOP ratio r to the target at 8K tokens
+      // is about 0.016 (draft-xs), 0.075 (draft) and 0.19 (draft-l).
       {"small",
        "for benchmarks: a ~76M-parameter target (12 x 768, 12 heads, 4 KV heads, FFN 2048, 32K "
-       "context) and a 4 x 256 draft",
+       "context), a 4 x 256 draft, and drafts draft-xs (2 x 128) and draft-l (4 x 512) for the "
+       "cost model",
        {{"target", Arch::Llama, 12, 768, 12, 4, 2048, 32768},
+        {"draft", Arch::Llama, 4, 256, 4, 2, 704, 32768},
+        {"draft-xs", Arch::Llama, 2, 128, 2, 1, 352, 32768},
+        {"draft-l", Arch::Llama, 4, 512, 8, 2, 1408, 32768}}},
+      // Same attention and active FFN width as the small target (top-2 of 8 experts of FFN 1024),
+      // so its active parameters match small's while its total is ~3x: the "MoE sweet spot".
+      {"small-moe",
+       "for benchmarks: a mixture-of-experts target (12 x 768, 8 experts of FFN 1024, top-2; "
+       "~245M total, ~76M active parameters) with the small family's 4 x 256 dense draft",
+       {{"target", Arch::Llama, 12, 768, 12, 4, 1024, 32768, 8, 2},
         {"draft", Arch::Llama, 4, 256, 4, 2, 704, 32768}}},
       {"tiny-qwen2",
        "tiny qwen2-architecture pair (Q/K/V biases, NeoX RoPE), for engine tests",

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "reports/cost_model.h"
 #include "reports/stats.h"
 
 namespace accel::reports {
@@ -383,6 +384,15 @@ Table ablation_table(const ResultStore& store, const ReportOptions& opt) {
     t.rows.push_back(std::move(r));
   }
   baseline_footnotes(t, s, opt, missing);
+  if (!score_names.empty()) {
+    std::set<std::string> synthetic;
+    for (const auto& tr : s.trials)
+      if (tr.target.config.contains("synthetic_family")) synthetic.insert(model_label(tr.target));
+    for (const auto& m : synthetic)
+      t.footnotes.push_back("Scores on " + m +
+                            " (random-weight synthetic model) are agreement with the baseline "
+                            "only, not quality.");
+  }
   return t;
 }
 
@@ -455,7 +465,8 @@ Table trials_table(const ResultStore& store, const ReportOptions& opt) {
 }
 
 const std::vector<std::string>& report_names() {
-  static const std::vector<std::string> n = {"ttft", "phases", "ablation", "runs", "trials"};
+  static const std::vector<std::string> n = {"ttft",      "phases", "ablation", "costmodel",
+                                             "agreement", "runs",   "trials"};
   return n;
 }
 
@@ -465,8 +476,11 @@ Table make_report(const ResultStore& store, const std::string& name, const Repor
   if (name == "ablation") return ablation_table(store, opt);
   if (name == "runs") return runs_table(store, opt);
   if (name == "trials") return trials_table(store, opt);
-  throw std::invalid_argument("unknown table '" + name +
-                              "' (ttft, phases, ablation, runs, trials)");
+  if (name == "costmodel") return costmodel_table(store, opt);
+  if (name == "agreement") return agreement_table(store, opt);
+  std::string known;
+  for (const auto& n : report_names()) known += (known.empty() ? "" : ", ") + n;
+  throw std::invalid_argument("unknown table '" + name + "' (" + known + ")");
 }
 
 }  // namespace accel::reports

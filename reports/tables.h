@@ -38,7 +38,10 @@ Table runs_table(const results::ResultStore& store, const ReportOptions& opt);
 // Raw trials, one row per trial, columns = the TrialRecord field list (failed trials included).
 Table trials_table(const results::ResultStore& store, const ReportOptions& opt);
 
-// The names above ("ttft", "phases", "ablation", "runs", "trials") and dispatch by name.
+// Agreement with the baseline (agreement.* scores): first-token and top-1 agreement and mean KL per
+// method x context, labelled "agreement only, not quality" for synthetic targets.
+Table agreement_table(const results::ResultStore& store, const ReportOptions& opt);
+// The names above plus "costmodel" (cost_model.h) and dispatch by name.
 const std::vector<std::string>& report_names();
 Table make_report(const results::ResultStore& store, const std::string& name,
                   const ReportOptions& opt);

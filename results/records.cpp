@@ -130,6 +130,16 @@ std::vector<Field<TrialRecord>> model_fields(const char* prefix, bool draft) {
                    if (std::holds_alternative<std::monostate>(v)) return;
                    ref(r).n_params = want<int64_t>(v, n);
                  }});
+  const char* nc = name("config");
+  out.push_back({nc, Kind::Json, draft,
+                 [cref](const R& r) -> Value {
+                   const ModelRef* p = cref(r);
+                   return p ? Value(p->config.dump()) : Value();
+                 },
+                 [ref, nc](R& r, const Value& v) {
+                   if (std::holds_alternative<std::monostate>(v)) return;
+                   ref(r).config = parse_json(v, nc);
+                 }});
   return out;
 }
 

@@ -71,6 +71,12 @@ ALTER TABLE runs ADD COLUMN fma_peak_gflops REAL;
 CREATE INDEX trials_by_method_ctx ON trials(method, context_len);
 PRAGMA user_version = 2;
 )sql"},
+      {3, "model hyper-parameters per trial, for the analytic cost model and synthetic labels",
+       R"sql(
+ALTER TABLE trials ADD COLUMN target_config TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE trials ADD COLUMN draft_config TEXT;
+PRAGMA user_version = 3;
+)sql"},
   };
   return m;
 }

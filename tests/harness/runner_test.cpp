@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "results/result_store.h"
@@ -141,6 +143,62 @@ TEST(Runner, ContextLongerThanModelIsRecordedAsFailure) {
   const auto store = results::ResultStore::open_readonly(db);
   EXPECT_EQ(store.trial_count(false), 1);
   EXPECT_EQ(store.trial_count(true), 2);
+}
+
+}  // namespace
+}  // namespace accel
+
+namespace accel {
+namespace {
+
+// Agreement with the baseline: keep = 1.0 reproduces the baseline bit for bit, so its agreement is
+// exact (first token 1, top-1 1, KL exactly 0); a sparse keep still records finite scores; the
+// baseline itself records none; models carry their configs and synthetic family.
+TEST(Runner, RecordsAgreementWithTheBaseline) {
+  test::TempDir dir;
+  const std::string plan = dir.file("plan.json"), db = dir.file("r.sqlite");
+  std::ofstream(plan) << nlohmann::json{
+      {"name", "agreement-test"},
+      {"models", {{{"name", "tiny"}, {"family", "tiny"}}}},
+      {"methods",
+       {{{"name", "specprefill"}, {"params", {{"keep", {0.25, 1.0}}, {"threshold", 0}}}},
+        {{"name", "baseline"}}}},
+      {"context_lengths", {300}},
+      {"workload", {{"kind", "synthetic"}, {"samples", 1}}},
+      {"warmup", 1},
+      {"trials", 1},
+      {"decode_tokens", 4},
+      {"agreement_steps", 6},
+      {"threads", 1}}.dump();
+  std::string out;
+  ASSERT_EQ(
+      test::run_cli("run " + plan + " --db " + db + " --models-dir " + dir.file("models"), &out), 0)
+      << out;
+  const auto trials = results::ResultStore::open_readonly(db).trials();
+  ASSERT_EQ(trials.size(), 3u);
+  std::map<std::string, const results::TrialRecord*> by;
+  for (const auto& t : trials)
+    by[t.method == "baseline" ? "baseline" : "keep=" + t.params["keep"].dump()] = &t;
+  ASSERT_EQ(by.size(), 3u);
+  EXPECT_TRUE(by["baseline"]->scores.empty());
+  const auto& full = *by["keep=1.0"];
+  EXPECT_EQ(full.scores.at("agreement.first_token"), 1.0);
+  EXPECT_EQ(full.scores.at("agreement.top1"), 1.0);
+  EXPECT_EQ(full.scores.at("agreement.kl_mean"), 0.0);
+  EXPECT_EQ(full.stats["agreement_steps"], 6);
+  EXPECT_EQ(full.output_tokens, by["baseline"]->output_tokens);
+  const auto& sparse = *by["keep=0.25"];
+  EXPECT_GE(sparse.scores.at("agreement.kl_mean"), 0.0);
+  EXPECT_LE(sparse.scores.at("agreement.kl_mean"), sparse.scores.at("agreement.kl_max"));
+  EXPECT_TRUE(std::isfinite(sparse.scores.at("agreement.kl_max")));
+  EXPECT_EQ(full.target.config["synthetic_family"], "tiny");
+  EXPECT_EQ(full.target.config["n_layer"], 4);
+  ASSERT_TRUE(full.draft);
+  EXPECT_EQ(full.draft->config["n_layer"], 2);
+  ASSERT_EQ(test::run_cli("report --db " + db + " --table agreement", &out), 0) << out;
+  EXPECT_NE(out.find("AGREEMENT ONLY, NOT QUALITY"), std::string::npos) << out;
+  ASSERT_EQ(test::run_cli("report --db " + db + " --table costmodel", &out), 0) << out;
+  EXPECT_NE(out.find("| target | draft | specprefill"), std::string::npos) << out;
 }
 
 }  // namespace

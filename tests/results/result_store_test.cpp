@@ -117,6 +117,8 @@ TEST(ResultStore, MigratesFromV1WithRowsIntact) {
   EXPECT_EQ(t[1].phases.at("prefill"), 0.5);
   EXPECT_EQ(t[0].output_tokens, (std::vector<int32_t>{1, 2}));
   EXPECT_EQ(t[0].workload_version, "");
+  EXPECT_EQ(t[0].target.config, nlohmann::json::object()) << "v3 default for old rows";
+  EXPECT_FALSE(t[0].draft) << "draft_config stays NULL with the other draft columns";
   EXPECT_TRUE(s.case_done("k1", 2));
   const auto runs = s.runs();
   ASSERT_EQ(runs.size(), 1u);
@@ -129,6 +131,7 @@ TEST(ResultStore, MigratesFromV1WithRowsIntact) {
   s.record_case({full_trial(id, "k2", 0)});
   auto again = ResultStore::open(path);
   EXPECT_EQ(again.trials().size(), 3u);
+  EXPECT_EQ(again.trials()[2].target.config["synthetic_family"], "tiny");
   EXPECT_EQ(again.run(id)->fma_peak_gflops, 123.25);
 }
 

@@ -34,7 +34,11 @@ inline results::TrialRecord full_trial(const std::string& run_id, const std::str
   t.run_id = run_id;
   t.method = "specprefill";
   t.params = {{"keep", 0.3}, {"lookahead", 8}, {"pool", "max"}};
-  t.target = {"/models/tiny-target.gguf", std::string(64, 'a'), "llama", 1234567};
+  t.target = {"/models/tiny-target.gguf",
+              std::string(64, 'a'),
+              "llama",
+              1234567,
+              {{"n_layer", 4}, {"n_embd", 128}, {"synthetic_family", "tiny"}}};
   if (with_draft)
     t.draft = results::ModelRef{"/models/tiny-draft.gguf", std::string(64, 'b'), "qwen3", 4321};
   t.context_len = 4096;

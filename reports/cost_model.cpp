@@ -1,0 +1,318 @@
+// The ratio cost model (cost_model.h). Grouping here is by (target, draft, context, workload,
+// params) because r and G are properties of that pairing; the baseline side of every ratio is the
+// same (target, context, workload) pool that the ttft table uses.
+#include "reports/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+#include "reports/stats.h"
+
+namespace accel::reports {
+
+using results::TrialRecord;
+
+namespace {
+
+double field(const nlohmann::json& cfg, const char* key, bool positive = true) {
+  if (!cfg.is_object() || !cfg.contains(key) || !cfg[key].is_number())
+    throw std::invalid_argument(std::string("cost model: model config has no numeric '") + key +
+                                "' (stores written before schema v3 lack model configs)");
+  const double v = cfg[key].get<double>();
+  if (positive ? !(v > 0) : !(v >= 0))
+    throw std::invalid_argument(std::string("cost model: model config field '") + key + "' is " +
+                                std::to_string(v));
+  return v;
+}
+
+// Multiply-adds per token outside attention: Q, K, V, O projections and the FFN (routed experts
+// count only the ones a token uses, plus the router).
+double linear_macs_per_token(const nlohmann::json& c) {
+  const double E = field(c, "n_embd"), q = field(c, "n_head") * field(c, "head_dim"),
+               kv = field(c, "n_head_kv") * field(c, "head_dim");
+  const double n_expert = c.contains("n_expert") ? field(c, "n_expert", false) : 0;
+  const double ffn =
+      n_expert > 0 ? field(c, "n_expert_used") * 3 * E * field(c, "n_ff_expert") + E * n_expert
+                   : 3 * E * field(c, "n_ff");
+  return E * q + 2 * E * kv + q * E + ffn;
+}
+
+// Multiply-adds of one query against one key in one layer: q.k and p.v over every head.
+double attention_macs_per_pair(const nlohmann::json& c) {
+  return 2 * field(c, "n_head") * field(c, "head_dim");
+}
+
+double output_macs(const nlohmann::json& c) {
+  return field(c, "n_embd") * field(c, "n_vocab");
+}
+
+}  // namespace
+
+double prefill_flops(const nlohmann::json& c, int64_t n) {
+  const double L = field(c, "n_layer"), N = double(n);
+  return 2 * (N * L * linear_macs_per_token(c) + L * attention_macs_per_pair(c) * N * (N + 1) / 2 +
+              output_macs(c));
+}
+
+double decode_step_flops(const nlohmann::json& c, int64_t context) {
+  const double L = field(c, "n_layer");
+  return 2 * (L * (linear_macs_per_token(c) + attention_macs_per_pair(c) * double(context)) +
+              output_macs(c));
+}
+
+double scoring_flops(const nlohmann::json& c, int64_t n, int lookahead) {
+  double f = prefill_flops(c, n);
+  for (int j = 1; j < lookahead; ++j) f += decode_step_flops(c, n + j);
+  // Each lookahead query's q.k against the n prompt keys in every layer and head.
+  f += 2 * field(c, "n_layer") * field(c, "n_head") * field(c, "head_dim") * double(lookahead) *
+       double(n);
+  return f;
+}
+
+double analytic_ratio(const nlohmann::json& draft, const nlohmann::json& target, int64_t n,
+                      int lookahead) {
+  return scoring_flops(draft, n, lookahead) / prefill_flops(target, n);
+}
+
+EpsFit fit_eps(std::span<const CostPoint> pts) {
+  EpsFit f;
+  f.n = int(pts.size());
+  if (pts.empty()) {
+    f.eps = f.rms = NAN;
+    return f;
+  }
+  // min over eps of sum (1/S - r - k - eps)^2: eps is the mean residual.
+  double sum = 0;
+  for (const auto& p : pts) sum += 1 / p.measured - p.r - p.k;
+  f.eps = sum / f.n;
+  double ss = 0;
+  for (const auto& p : pts) {
+    const double e = 1 / p.measured - p.r - p.k - f.eps;
+    ss += e * e;
+  }
+  f.rms = std::sqrt(ss / f.n);
+  return f;
+}
+
+namespace {
+
+double phase(const TrialRecord& t, const char* name) {
+  auto it = t.phases.find(name);
+  return it == t.phases.end() ? 0 : it->second;
+}
+
+bool has_scoring_phases(const TrialRecord& t) {
+  return t.draft && t.phases.count("draft_prefill") && t.phases.count("score");
+}
+
+std::string fmt(double x, const char* f) {
+  if (!std::isfinite(x)) return "—";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, x);
+  return buf;
+}
+
+Cell num(double x, const char* f) {
+  return std::isfinite(x) ? Cell(fmt(x, f), x) : Cell("—", nullptr);
+}
+
+}  // namespace
+
+Table costmodel_table(const results::ResultStore& store, const ReportOptions& opt) {
+  results::TrialFilter filter;
+  filter.where = opt.where;
+  const std::vector<TrialRecord> trials = store.trials(filter);
+
+  using Setting = std::tuple<std::string, int64_t, std::string>;  // target sha, context, workload
+  std::map<Setting, std::vector<double>> base_ttft, base_prefill;
+  struct Key {
+    std::string target, target_sha, draft, draft_sha, workload, method, params;
+    int64_t ctx;
+    auto tie() const {
+      return std::tie(target, target_sha, workload, method, params, draft, draft_sha, ctx);
+    }
+    bool operator<(const Key& o) const { return tie() < o.tie(); }
+  };
+  std::map<Key, std::vector<const TrialRecord*>> groups;
+  size_t fallbacks = 0;
+  for (const auto& t : trials) {
+    if (t.method == opt.baseline_method) {
+      const Setting s{t.target.sha256, t.context_len, t.workload};
+      if (t.ttft_s) base_ttft[s].push_back(*t.ttft_s);
+      if (t.phases.count("prefill")) base_prefill[s].push_back(phase(t, "prefill"));
+      continue;
+    }
+    if (!has_scoring_phases(t)) {
+      if (t.draft && t.stats.contains("fallback")) ++fallbacks;
+      continue;
+    }
+    nlohmann::json p = t.params;
+    if (p.is_object()) p.erase("keep");
+    groups[{model_label(t.target), t.target.sha256, model_label(*t.draft), t.draft->sha256,
+            t.workload, t.method, params_label(p), t.context_len}]
+        .push_back(&t);
+  }
+
+  Table tab;
+  tab.title = "Cost model: speedup = 1 / (r + k + eps)";
+  tab.columns = {{"target", "Target", Align::Left},
+                 {"draft", "Draft", Align::Left},
+                 {"method", "Method", Align::Left},
+                 {"context_len", "Context", Align::Right},
+                 {"keep", "keep", Align::Right},
+                 {"k", "k", Align::Right},
+                 {"r", "r", Align::Right},
+                 {"r_flops", "r (FLOPs)", Align::Right},
+                 {"predicted", "Pred. 1/(r+k)", Align::Right},
+                 {"measured", "Measured", Align::Right},
+                 {"eps", "eps", Align::Right},
+                 {"G", "G", Align::Right},
+                 {"n", "n", Align::Right}};
+  std::map<std::string, std::vector<CostPoint>> by_arch;
+  std::set<std::string> missing;
+  std::set<std::string> synthetic;
+  for (const auto& [key, ts] : groups) {
+    const TrialRecord& t0 = *ts.front();
+    if (t0.target.config.contains("synthetic_family"))
+      synthetic.insert(t0.target.config["synthetic_family"].get<std::string>());
+    const Setting s{key.target_sha, key.ctx, key.workload};
+    std::vector<double> ttft, cd;
+    double kept = 0, prompt = 0;
+    for (const auto* t : ts) {
+      if (t->ttft_s) ttft.push_back(*t->ttft_s);
+      cd.push_back(phase(*t, "draft_prefill") + phase(*t, "lookahead") + phase(*t, "score"));
+      kept += double(t->kept_tokens);
+      prompt += double(t->prompt_tokens);
+    }
+    const double k = prompt > 0 ? kept / prompt : NAN;
+    const nlohmann::json keep =
+        t0.params.is_object() && t0.params.contains("keep") ? t0.params["keep"] : nullptr;
+    const int lookahead = t0.params.is_object() && t0.params.contains("lookahead") &&
+                                  t0.params["lookahead"].is_number_integer()
+                              ? t0.params["lookahead"].get<int>()
+                              : 1;
+    double r = NAN, measured = NAN, r_flops = NAN;
+    Cell measured_cell("—", nullptr);
+    auto bp = base_prefill.find(s);
+    auto bt = base_ttft.find(s);
+    if (bp == base_prefill.end() || bt == base_ttft.end()) {
+      missing.insert(key.target + " at context " + std::to_string(key.ctx));
+    } else {
+      r = mean(cd) / mean(bp->second);
+      const Interval ci =
+          bootstrap_ratio(bt->second, ttft, Center::Mean, opt.resamples,
+                          opt.seed ^ stable_hash(key.target_sha + key.draft_sha + key.params +
+                                                 std::to_string(key.ctx) + keep.dump()),
+                          opt.level);
+      measured = ci.estimate;
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%.2f× [%.2f, %.2f]", ci.estimate, ci.lo, ci.hi);
+      measured_cell = Cell(buf, {{"ratio", ci.estimate}, {"lo", ci.lo}, {"hi", ci.hi}});
+    }
+    try {
+      r_flops = analytic_ratio(t0.draft->config, t0.target.config, key.ctx, lookahead);
+    } catch (const std::invalid_argument&) {
+      // Stores from before schema v3 carry no configs: the analytic column stays empty.
+    }
+    const double pred = predicted_speedup(r, k);
+    const double eps = 1 / measured - r - k;
+    if (std::isfinite(eps)) by_arch[t0.target.arch].push_back({r, k, measured});
+    std::vector<Cell> row = {Cell(key.target),
+                             Cell(key.draft),
+                             Cell(key.method + (key.params.empty() ? "" : " (" + key.params + ")")),
+                             Cell(std::to_string(key.ctx), key.ctx),
+                             keep.is_null() ? Cell("—", nullptr) : Cell(keep.dump(), keep),
+                             num(k, "%.3f"),
+                             num(r, "%.3f"),
+                             num(r_flops, "%.3f"),
+                             num(pred, "%.2f×"),
+                             measured_cell,
+                             num(eps, "%.3f"),
+                             num(pred / measured, "%.2f"),
+                             Cell(std::to_string(ts.size()), ts.size())};
+    tab.rows.push_back(std::move(row));
+  }
+  tab.footnotes.push_back(
+      "r = mean draft scoring time (draft_prefill + lookahead + score) / mean baseline prefill "
+      "time at the same target and context; k = realised keep ratio (kept / prompt tokens); "
+      "eps = 1/measured - r - k; G = predicted / measured; r (FLOPs) = analytic FLOP ratio of "
+      "draft scoring to target prefill.");
+  for (const auto& [arch, pts] : by_arch) {
+    const EpsFit f = fit_eps(pts);
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "eps fit (least squares, target architecture %s, %d configurations): %.4f, "
+                  "rms residual of 1/S %.4f.",
+                  arch.c_str(), f.n, f.eps, f.rms);
+    tab.footnotes.push_back(buf);
+  }
+  for (const auto& m : missing)
+    tab.footnotes.push_back("No '" + opt.baseline_method + "' trials for " + m +
+                            ": r and the measured speedup are not available.");
+  if (fallbacks)
+    tab.footnotes.push_back(std::to_string(fallbacks) +
+                            " trial(s) fell back to full prefill (below the method's threshold or "
+                            "after an error) and are not in the table.");
+  for (const auto& f : synthetic)
+    tab.footnotes.push_back("Target family '" + f +
+                            "' is a random-weight synthetic model: timings are real; any quality "
+                            "figure is agreement with the baseline only.");
+  if (groups.empty())
+    tab.footnotes.push_back(
+        "No trials with draft-scoring phases (draft_prefill, score) in this "
+        "selection.");
+  return tab;
+}
+
+Table draft_ranking_table(const nlohmann::json& target_cfg, const std::string& target_name,
+                          const std::vector<DraftCandidate>& drafts,
+                          const std::vector<int64_t>& contexts, double keep, int lookahead,
+                          double eps) {
+  Table t;
+  t.title = "Draft ranking for " + target_name + " by predicted speedup 1/(r + k + eps)";
+  t.columns = {{"rank", "Rank", Align::Right}, {"draft", "Draft", Align::Left}};
+  for (int64_t c : contexts) {
+    const std::string cs = std::to_string(c);
+    t.columns.push_back({"r_flops@" + cs, "r " + cs, Align::Right});
+    t.columns.push_back({"predicted@" + cs, "Pred. " + cs, Align::Right});
+  }
+  struct Scored {
+    const DraftCandidate* d;
+    std::vector<double> r, pred;
+  };
+  std::vector<Scored> s;
+  for (const auto& d : drafts) {
+    Scored x{&d, {}, {}};
+    for (int64_t c : contexts) {
+      x.r.push_back(analytic_ratio(d.config, target_cfg, c, lookahead));
+      x.pred.push_back(predicted_speedup(x.r.back(), keep, eps));
+    }
+    s.push_back(std::move(x));
+  }
+  // Rank by the predicted speedup at the longest context (where prefill cost matters most).
+  std::stable_sort(s.begin(), s.end(),
+                   [](const Scored& a, const Scored& b) { return a.pred.back() > b.pred.back(); });
+  for (size_t i = 0; i < s.size(); ++i) {
+    std::vector<Cell> row = {Cell(std::to_string(i + 1), int(i + 1)), Cell(s[i].d->name)};
+    for (size_t j = 0; j < contexts.size(); ++j) {
+      row.push_back(num(s[i].r[j], "%.4f"));
+      row.push_back(num(s[i].pred[j], "%.2f×"));
+    }
+    t.rows.push_back(std::move(row));
+  }
+  char buf[240];
+  std::snprintf(buf, sizeof buf,
+                "r = analytic FLOP ratio of draft scoring (prefill + %d lookahead queries) to "
+                "target prefill; k = %g; eps = %g. Analytic r ignores how efficiently each model "
+                "runs; measure with `report --table costmodel` after running.",
+                lookahead, keep, eps);
+  t.footnotes.push_back(buf);
+  return t;
+}
+
+}  // namespace accel::reports

@@ -1,0 +1,66 @@
+// The ratio cost model of SpecPrefill-style methods, speedup = 1 / (r + k + eps)
+// (ARCHITECTURE.md "Cost-model vocabulary"): analytic FLOP counts from stored model configs, the
+// `costmodel` report table, the least-squares eps fit, and draft ranking by predicted speedup.
+// Reads the store only; never runs or opens a model.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "reports/table.h"
+#include "reports/tables.h"
+#include "results/result_store.h"
+
+namespace accel::reports {
+
+// Analytic multiply-add FLOPs (2 per MAC) of the matrix products and attention of a causal prefill
+// of n tokens (query i sees i + 1 keys), plus the output layer for the last row only. Norms,
+// RoPE, softmax and routing are left out (a few percent at most). `cfg` is a ModelRef::config
+// object; throws std::invalid_argument naming a missing or non-positive field.
+double prefill_flops(const nlohmann::json& cfg, int64_t n_tokens);
+// One decode step attending `context` keys, with the output layer.
+double decode_step_flops(const nlohmann::json& cfg, int64_t context);
+// Draft scoring of SpecPrefill: prefill of n tokens, lookahead - 1 decode steps, and the lookahead
+// queries' scores over the n prompt keys in every layer and head.
+double scoring_flops(const nlohmann::json& draft_cfg, int64_t n_tokens, int lookahead);
+// r_flops = scoring_flops(draft) / prefill_flops(target).
+double analytic_ratio(const nlohmann::json& draft_cfg, const nlohmann::json& target_cfg,
+                      int64_t n_tokens, int lookahead);
+
+// predicted speedup 1 / (r + k + eps).
+inline double predicted_speedup(double r, double k, double eps = 0) {
+  return 1.0 / (r + k + eps);
+}
+
+// One measured configuration: r, k and measured speedup S give eps = 1/S - r - k.
+struct CostPoint {
+  double r = 0, k = 0, measured = 0;
+};
+struct EpsFit {
+  int n = 0;
+  double eps = 0;  // least-squares constant in 1/S = r + k + eps: the mean of the per-point eps
+  double rms = 0;  // root-mean-square residual of 1/S around the fit
+};
+EpsFit fit_eps(std::span<const CostPoint> points);  // n = 0 (eps NaN) when points is empty
+
+// `costmodel` table: one row per (target, draft, context, method params) of trials that have
+// draft-scoring phases, against the baseline method at the same (target, context, workload):
+// keep, realised k, r measured (C_d / C_t: mean draft_prefill + lookahead + score over mean
+// baseline prefill), r analytic, predicted 1/(r + k), measured speedup with a bootstrap interval,
+// eps, G = predicted / measured. Footnotes give the eps fit per target architecture. Trials that
+// fell back to full prefill are left out and counted in a footnote.
+Table costmodel_table(const results::ResultStore& store, const ReportOptions& opt);
+
+// Draft selection before running: candidates ranked by predicted speedup 1/(r_flops + k + eps).
+struct DraftCandidate {
+  std::string name;
+  nlohmann::json config;  // ModelRef::config layout
+};
+Table draft_ranking_table(const nlohmann::json& target_cfg, const std::string& target_name,
+                          const std::vector<DraftCandidate>& drafts,
+                          const std::vector<int64_t>& contexts, double keep, int lookahead,
+                          double eps);
+
+}  // namespace accel::reports

@@ -1,0 +1,70 @@
+// Agreement metrics (agreement.h). Double precision throughout: the KL of two nearly equal
+// distributions is a small difference of large terms, so float would report rounding noise.
+#include "suites/agreement.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace accel {
+
+namespace {
+
+double log_sum_exp(std::span<const float> x) {
+  double m = -INFINITY;
+  for (float v : x) m = std::max(m, double(v));
+  if (!std::isfinite(m)) return m;
+  double s = 0;
+  for (float v : x) s += std::exp(double(v) - m);
+  return m + std::log(s);
+}
+
+size_t first_argmax(std::span<const float> x) {
+  size_t best = 0;
+  for (size_t i = 1; i < x.size(); ++i)
+    if (x[i] > x[best]) best = i;
+  return best;
+}
+
+}  // namespace
+
+double kl_divergence(std::span<const float> p, std::span<const float> q) {
+  if (p.size() != q.size() || p.empty())
+    throw std::invalid_argument("kl_divergence: rows of " + std::to_string(p.size()) + " and " +
+                                std::to_string(q.size()) + " logits");
+  const double lp = log_sum_exp(p), lq = log_sum_exp(q);
+  double kl = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    const double log_p = double(p[i]) - lp;
+    if (log_p == -INFINITY) continue;  // 0 * log(0 / q) = 0
+    kl += std::exp(log_p) * (log_p - (double(q[i]) - lq));
+  }
+  return std::max(kl, 0.0);  // rounding can leave -1e-17 for identical rows
+}
+
+Agreement agreement(const std::vector<std::vector<float>>& reference,
+                    const std::vector<std::vector<float>>& method) {
+  if (reference.empty() || method.empty())
+    throw std::invalid_argument("agreement: no logits to compare (reference " +
+                                std::to_string(reference.size()) + " rows, method " +
+                                std::to_string(method.size()) + ")");
+  Agreement a;
+  a.steps = int(std::min(reference.size(), method.size()));
+  double kl_sum = 0, agree = 0;
+  for (int t = 0; t < a.steps; ++t) {
+    const auto& r = reference[size_t(t)];
+    const auto& m = method[size_t(t)];
+    const double kl = kl_divergence(r, m);
+    kl_sum += kl;
+    a.kl_max = std::max(a.kl_max, kl);
+    const double same = first_argmax(r) == first_argmax(m) ? 1 : 0;
+    if (t == 0) a.first_token = same;
+    agree += same;
+  }
+  a.top1 = agree / a.steps;
+  a.kl_mean = kl_sum / a.steps;
+  return a;
+}
+
+}  // namespace accel
