@@ -1,5 +1,6 @@
-// `accelbench generate`: greedy generation from one prompt (text, file or seeded random ids), with
-// prefill/decode timings, optional raw logits output and JSON. The one-request entry point.
+// `accelbench generate`: one request through any registered method (default baseline: full
+// prefill, greedy decode) from a text, file or seeded random-id prompt, with the method's phase
+// timings, TTFT and stats, optional raw logits output and JSON. The one-request entry point.
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include "harness/cli.h"
 #include "harness/model_session.h"
 #include "kernels/threading.h"
+#include "methods/method.h"
 #include "models/generation.h"
 
 namespace accel {
@@ -17,6 +19,8 @@ namespace {
 
 struct GenerateArgs {
   std::string model, prompt, prompt_file, logits_out;
+  std::string method = "baseline", draft;
+  std::vector<std::string> params;
   bool has_prompt = false;
   size_t random_prompt = 0;
   uint64_t seed = 0;
@@ -34,72 +38,100 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+// "--param key=value": the value as JSON when it parses (numbers, true/false), else a string.
+nlohmann::json parse_params(const std::vector<std::string>& kv) {
+  nlohmann::json p = nlohmann::json::object();
+  for (const auto& item : kv) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw std::invalid_argument("--param '" + item + "': expected key=value");
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    nlohmann::json v = nlohmann::json::parse(value, nullptr, false);
+    p[key] = v.is_discarded() || v.is_object() || v.is_array() ? nlohmann::json(value) : v;
+  }
+  return p;
+}
+
 int run_generate(const GenerateArgs& a) {
   if (a.threads > 0) set_num_threads(a.threads);
   if (a.max_tokens < 1) throw std::invalid_argument("--max-tokens must be >= 1");
   if (a.prefill_chunk < 1) throw std::invalid_argument("--prefill-chunk must be >= 1");
+  const Method& method = find_method(a.method);
+  const nlohmann::json params = resolve_params(method, parse_params(a.params));
   ModelSession s = ModelSession::open(a.model);
   const Model& m = *s.model;
-  std::vector<int32_t> prompt;
+  std::unique_ptr<Model> draft;
+  if (!a.draft.empty()) {
+    draft = Model::load(a.draft);
+    if (draft->config().n_vocab != m.config().n_vocab)
+      throw std::invalid_argument("--draft " + a.draft + " has " +
+                                  std::to_string(draft->config().n_vocab) + " tokens but " +
+                                  m.path() + " has " + std::to_string(m.config().n_vocab) +
+                                  ": a draft must share the target's tokenizer");
+  } else if (method.needs_draft()) {
+    throw std::invalid_argument("method '" + a.method + "' needs a draft model: give --draft FILE");
+  }
+  Request req;
   if (a.random_prompt > 0)
-    prompt = random_prompt(m.config().n_vocab, a.random_prompt, a.seed);
+    req.prompt = random_prompt(m.config().n_vocab, a.random_prompt, a.seed);
   else
-    prompt = s.encode_prompt(a.prompt_file.empty() ? a.prompt : read_file(a.prompt_file));
+    req.prompt = s.encode_prompt(a.prompt_file.empty() ? a.prompt : read_file(a.prompt_file));
+  const std::vector<int32_t>& prompt = req.prompt;
   if (prompt.size() + size_t(a.max_tokens) > size_t(m.config().n_ctx))
     throw std::invalid_argument("prompt (" + std::to_string(prompt.size()) +
                                 " tokens) + --max-tokens (" + std::to_string(a.max_tokens) +
                                 ") exceeds the context length of " + m.path() + " (" +
                                 std::to_string(m.config().n_ctx) + ")");
+  req.max_new_tokens = a.max_tokens;
+  req.eos = s.tokenizer ? s.tokenizer->eos() : -1;
+  req.keep_logits = a.logits_out.empty() ? 0 : a.max_tokens;
 
   std::ofstream logits_out;
   if (!a.logits_out.empty()) {
     logits_out.open(a.logits_out, std::ios::binary | std::ios::trunc);
     if (!logits_out) throw std::runtime_error("cannot write --logits-out '" + a.logits_out + "'");
   }
-  using clock = std::chrono::steady_clock;
-  KVCache cache = m.make_cache();
-  const auto t0 = clock::now();
-  const auto positions = iota_positions(0, prompt.size());
-  std::vector<float> logits = prefill(m, prompt, positions, cache, a.prefill_chunk);
-  const auto t1 = clock::now();
-  clock::time_point t_first;
-  DecodeOptions opt;
-  opt.max_tokens = a.max_tokens;
-  opt.eos = s.tokenizer ? s.tokenizer->eos() : -1;
-  bool first = true;
-  opt.on_token = [&](int32_t, std::span<const float> lg) {
-    if (first) t_first = clock::now(), first = false;
-    if (logits_out)
+  const Engine engine{&m, draft.get(), a.prefill_chunk};
+  const Outcome o = method.run(engine, req, params);
+  if (logits_out.is_open()) {
+    for (const auto& lg : o.logits)
       logits_out.write(reinterpret_cast<const char*>(lg.data()), std::streamsize(lg.size() * 4));
-  };
-  std::vector<int32_t> output =
-      greedy_decode(m, cache, std::move(logits), int32_t(prompt.size()), opt);
-  const auto t2 = clock::now();
-  if (logits_out) {
     logits_out.close();
     if (!logits_out) throw std::runtime_error("failed writing --logits-out '" + a.logits_out + "'");
   }
 
-  const double prefill_s = std::chrono::duration<double>(t1 - t0).count();
-  const double ttft_s = std::chrono::duration<double>(t_first - t0).count();
-  const double decode_s = std::chrono::duration<double>(t2 - t_first).count();
+  // Prompt processing = every phase before the first token is chosen.
+  double prefill_s = 0;
+  nlohmann::json phases = nlohmann::json::object();
+  for (const auto& [name, sec] : o.phases) {
+    phases[name] = sec;
+    if (name != "first_token" && name != "decode") prefill_s += sec;
+  }
+  const std::vector<int32_t>& output = o.tokens;
   const size_t decode_steps = output.size() - 1;  // forwards after the first token
   std::string text;
   if (s.tokenizer) text = s.tokenizer->decode(output);
   nlohmann::json timings = {
       {"prefill_s", prefill_s},
-      {"ttft_s", ttft_s},
-      {"decode_s", decode_s},
+      {"ttft_s", o.ttft_s},
+      {"decode_s", o.decode_s},
       {"prefill_tokens_per_s", double(prompt.size()) / prefill_s},
-      {"decode_tokens_per_s", decode_steps ? double(decode_steps) / decode_s : 0.0},
+      {"decode_tokens_per_s", decode_steps ? double(decode_steps) / o.decode_s : 0.0},
   };
   if (a.json) {
     nlohmann::json j = {{"model", m.path()},
+                        {"method", a.method},
+                        {"params", params},
+                        {"draft", draft ? nlohmann::json(draft->path()) : nlohmann::json(nullptr)},
                         {"prompt_tokens", prompt},
                         {"output_tokens", output},
                         {"text", s.tokenizer ? nlohmann::json(text) : nlohmann::json(nullptr)},
                         {"threads", num_threads()},
                         {"prefill_chunk", a.prefill_chunk},
+                        {"kept_tokens", o.kept_tokens},
+                        {"kv_bytes", o.kv_bytes},
+                        {"phases", phases},
+                        {"stats", o.stats},
                         {"timings", timings}};
     std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return 0;
@@ -108,10 +140,15 @@ int run_generate(const GenerateArgs& a) {
   std::printf("[tokens] prompt %zu, output %zu:", prompt.size(), output.size());
   for (int32_t t : output) std::printf(" %d", t);
   std::printf(
-      "\n[timing] prefill %zu tokens in %.4f s (%.1f tok/s); decode %zu steps in %.4f s "
-      "(%.1f tok/s); threads %d\n",
-      prompt.size(), prefill_s, double(prompt.size()) / prefill_s, decode_steps, decode_s,
-      decode_steps ? double(decode_steps) / decode_s : 0.0, num_threads());
+      "\n[timing] %s: prompt %zu tokens (%zu prefilled) in %.4f s (%.1f tok/s), TTFT %.4f s; "
+      "decode %zu steps in %.4f s (%.1f tok/s); threads %d\n",
+      a.method.c_str(), prompt.size(), o.kept_tokens, prefill_s, double(prompt.size()) / prefill_s,
+      o.ttft_s, decode_steps, o.decode_s, decode_steps ? double(decode_steps) / o.decode_s : 0.0,
+      num_threads());
+  std::printf("[phases]");
+  for (const auto& [name, sec] : o.phases) std::printf(" %s %.4f s;", name.c_str(), sec);
+  std::printf("\n");
+  if (!o.stats.empty()) std::printf("[stats] %s\n", o.stats.dump().c_str());
   return 0;
 }
 
@@ -119,7 +156,8 @@ int run_generate(const GenerateArgs& a) {
 
 void register_generate_command(CLI::App& app, CliCommands& out) {
   auto a = std::make_shared<GenerateArgs>();
-  CLI::App* sub = app.add_subcommand("generate", "Greedy generation from one prompt");
+  CLI::App* sub =
+      app.add_subcommand("generate", "Greedy generation from one prompt through one method");
   sub->add_option("--model", a->model, "GGUF model file")->required();
   auto* p = sub->add_option("--prompt", a->prompt, "Prompt text (\"\" = BOS only)");
   auto* pf = sub->add_option("--prompt-file", a->prompt_file, "Read the prompt text from a file");
@@ -134,7 +172,12 @@ void register_generate_command(CLI::App& app, CliCommands& out) {
   sub->add_option("--threads", a->threads, "Threads (default: all cores)");
   sub->add_option("--logits-out", a->logits_out,
                   "Write raw little-endian float32 logits of every generated position");
-  sub->add_flag("--json", a->json, "Print one JSON object");
+  sub->add_option("--method", a->method,
+                  "Registered method to run (default baseline; see `accelbench methods`)");
+  sub->add_option("--param", a->params, "Method parameter key=value (repeat)");
+  sub->add_option("--draft", a->draft, "Draft / auxiliary GGUF model, for methods that need one");
+  sub->add_flag("--json", a->json,
+                "Print one JSON object (tokens, text, method phases, TTFT, stats, timings)");
   out.push_back({sub, [a, p, pf, rp] {
                    if (p->count() + pf->count() + rp->count() == 0)
                      throw std::invalid_argument(

@@ -80,10 +80,14 @@ std::string case_key(const Plan& plan, const Case& c, const std::string& target_
   return sha256_text(k.dump());
 }
 
-RunSummary run_plan(const Plan& plan, const RunOptions& opt, std::ostream& log) {
+RunSummary run_plan(const Plan& given, const RunOptions& opt, std::ostream& log) {
   RunSummary sum;
   const auto t_setup = Clock::now();
-  const int threads = opt.threads > 0 ? opt.threads : plan.threads;
+  // A --threads override is part of every case's key: timings at another thread count are other
+  // cases, never "already done".
+  Plan plan = given;
+  if (opt.threads > 0) plan.threads = opt.threads;
+  const int threads = plan.threads;
   if (threads > 0) set_num_threads(threads);
   const std::vector<Case> cases = expand_plan(plan);
   sum.cases = cases.size();

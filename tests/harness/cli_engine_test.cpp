@@ -110,3 +110,52 @@ TEST_F(CliEngine, ErrorsNameTheProblem) {
 
 }  // namespace
 }  // namespace accel
+
+namespace accel {
+namespace {
+
+// `generate --method`: SpecPrefill at keep = 1 writes the baseline's logits byte for byte; a
+// sparse keep reports its phases and kept tokens; a method that needs a draft asks for --draft.
+TEST(CliGenerateMethod, SpecPrefillThroughGenerate) {
+  test::TempDir dir;
+  std::string out;
+  ASSERT_EQ(test::run_cli("models make --family tiny --out " + dir.file("m"), &out), 0) << out;
+  const std::string t = dir.file("m/target.gguf"), d = dir.file("m/draft.gguf");
+  const std::string common = " --model " + t + " --random-prompt 300 --seed 5 --max-tokens 6";
+  const std::string a = dir.file("a.f32"), b = dir.file("b.f32");
+  ASSERT_EQ(test::run_cli("generate" + common + " --logits-out " + a, &out), 0) << out;
+  ASSERT_EQ(test::run_cli("generate" + common + " --method specprefill --draft " + d +
+                              " --param keep=1 --param threshold=0 --logits-out " + b,
+                          &out),
+            0)
+      << out;
+  EXPECT_EQ(slurp(a).size(), 6u * 258u * 4u);
+  EXPECT_EQ(slurp(a), slurp(b));
+  ASSERT_EQ(test::run_cli("generate" + common + " --method specprefill --draft " + d +
+                              " --param keep=0.25 --param threshold=0 --param lookahead_mode=" +
+                              "decode --json",
+                          &out),
+            0)
+      << out;
+  const auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["method"], "specprefill");
+  EXPECT_EQ(j["params"]["keep"], 0.25);
+  EXPECT_EQ(j["params"]["lookahead_mode"], "decode");
+  for (const char* ph : {"draft_prefill", "lookahead", "score", "select", "prefill", "first_token"})
+    EXPECT_TRUE(j["phases"].contains(ph)) << ph << " in " << j["phases"].dump();
+  EXPECT_LT(j["kept_tokens"].get<int>(), 300);
+  EXPECT_GT(j["timings"]["ttft_s"].get<double>(), 0.0);
+  EXPECT_TRUE(j["stats"].contains("kept_chunks"));
+  EXPECT_NE(test::run_cli("generate" + common + " --method specprefill", &out), 0);
+  EXPECT_NE(out.find("--draft"), std::string::npos) << out;
+  EXPECT_NE(
+      test::run_cli("generate" + common + " --method specprefill --draft " + d + " --param keep=0",
+                    &out),
+      0);
+  EXPECT_NE(out.find("keep"), std::string::npos) << out;
+  EXPECT_NE(test::run_cli("generate" + common + " --method nope", &out), 0);
+  EXPECT_NE(out.find("nope"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace accel

@@ -49,6 +49,10 @@ TEST(Runner, RunsThenSkipsFinishedCases) {
   EXPECT_EQ(trial_rows(db), 8);
   ASSERT_EQ(test::run_cli("run --dry-run " + common, &out), 0) << out;
   EXPECT_NE(out.find("done  baseline"), std::string::npos) << out;
+  // Another thread count is another case (the plan says 1 thread).
+  ASSERT_EQ(test::run_cli("run --dry-run --threads 2 " + common, &out), 0) << out;
+  EXPECT_EQ(out.find("done  baseline"), std::string::npos) << out;
+  EXPECT_NE(out.find("todo  baseline"), std::string::npos) << out;
   const auto store = results::ResultStore::open_readonly(db);
   const auto trials = store.trials();
   ASSERT_FALSE(trials.empty());
