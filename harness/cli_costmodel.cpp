@@ -23,15 +23,14 @@ nlohmann::json file_config(const std::string& path) {
 // eps fitted over every costmodel row of the store (all targets and drafts in it).
 double eps_from_store(const std::string& db) {
   const auto store = results::ResultStore::open_readonly(db);
-  const reports::Table t = reports::costmodel_table(store, reports::ReportOptions{});
+  const nlohmann::json t =
+      reports::to_json(reports::costmodel_table(store, reports::ReportOptions{}));
   std::vector<reports::CostPoint> pts;
-  for (const auto& row : t.rows) {
-    // Columns: ... r (6), measured (9); rows without a baseline have null data.
-    const auto& r = row[6].data;
-    const auto& m = row[9].data;
-    const auto& k = row[5].data;
-    if (!r.is_number() || !k.is_number() || !m.is_object()) continue;
-    pts.push_back({r.get<double>(), k.get<double>(), m["ratio"].get<double>()});
+  for (const auto& row : t["rows"]) {
+    // Rows without a baseline carry null r / measured.
+    if (!row["r"].is_number() || !row["k"].is_number() || !row["measured"].is_object()) continue;
+    pts.push_back(
+        {row["r"].get<double>(), row["k"].get<double>(), row["measured"]["ratio"].get<double>()});
   }
   const reports::EpsFit f = reports::fit_eps(pts);
   if (f.n == 0)

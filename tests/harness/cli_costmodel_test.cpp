@@ -2,6 +2,9 @@
 // parameters refused by flag name.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "tests/support/test_support.h"
 
 namespace accel {
@@ -24,10 +27,47 @@ TEST(CostModelCli, RanksDraftsFromTheirHeaders) {
   EXPECT_NE(test::run_cli("costmodel rank --target " + t + " --draft " + d + " --keep 1.5", &out),
             0);
   EXPECT_NE(out.find("--keep"), std::string::npos) << out;
-  EXPECT_NE(test::run_cli("costmodel rank --target " + dir.file("missing.gguf") + " --draft " + d,
-                          &out),
-            0);
+  EXPECT_NE(
+      test::run_cli("costmodel rank --target " + dir.file("missing.gguf") + " --draft " + d, &out),
+      0);
   EXPECT_NE(out.find("missing.gguf"), std::string::npos) << out;
+}
+
+// eps fitted from a store: a small measured run, then the ranking uses its fit.
+TEST(CostModelCli, FitsEpsFromAStore) {
+  test::TempDir dir;
+  const std::string plan = dir.file("plan.json"), db = dir.file("r.sqlite");
+  std::ofstream(plan) << nlohmann::json{
+      {"name", "eps-fit"},
+      {"models", {{{"name", "tiny"}, {"family", "tiny"}}}},
+      {"methods",
+       {{{"name", "baseline"}}, {{"name", "specprefill"}, {"params", {{"threshold", 0}}}}}},
+      {"context_lengths", {256, 512}},
+      {"warmup", 0},
+      {"trials", 1},
+      {"decode_tokens", 2},
+      {"agreement_steps", 0},
+      {"threads", 1}}.dump();
+  std::string out;
+  ASSERT_EQ(
+      test::run_cli(
+          "run " + plan + " --no-report --db " + db + " --models-dir " + dir.file("models"), &out),
+      0)
+      << out;
+  const std::string t = dir.file("models/tiny-f32-s0/target.gguf"),
+                    d = dir.file("models/tiny-f32-s0/draft.gguf");
+  ASSERT_EQ(test::run_cli(
+                "costmodel rank --target " + t + " --draft " + d + " --db " + db + " --format json",
+                &out),
+            0)
+      << out;
+  const auto j = nlohmann::json::parse(out);
+  const std::string note = j["footnotes"][0];
+  EXPECT_EQ(note.find("eps = 0. "), std::string::npos) << "eps must come from the store: " << note;
+  EXPECT_NE(
+      test::run_cli("costmodel rank --target " + t + " --draft " + d + " --db " + db + " --eps 0.1",
+                    &out),
+      0);
 }
 
 }  // namespace
