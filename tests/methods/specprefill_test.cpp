@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "methods/method.h"
+#include "models/generation.h"
 #include "models/synthetic.h"
 #include "suites/synthetic_prompt.h"
 #include "tests/support/test_support.h"
@@ -106,6 +107,35 @@ TEST_F(SpecPrefill, TailModesCaptureTheRightQueryCount) {
       run("specprefill", {{"force", true}, {"lookahead_mode", "decode"}, {"lookahead", 4}}, 400)
           .stats["lookahead_queries"],
       4);
+}
+
+}  // namespace
+}  // namespace accel
+
+namespace accel {
+namespace {
+
+// Teacher forcing (Request::forced_tokens, used for agreement scoring): step t's logits are those
+// of the prompt followed by forced tokens 0..t-1, whatever the method would have chosen; the
+// reference is one plain prefill of that sequence (bit-equal by batch invariance).
+TEST_F(SpecPrefill, ForcedTokensDriveTheDecode) {
+  const Method& m = find_method("baseline");
+  Request r;
+  r.prompt = synthetic_prompt(target_->config().n_vocab, 256, {257}, 100, 9);
+  r.max_new_tokens = 4;
+  r.keep_logits = 4;
+  r.forced_tokens = {5, 9, 13};
+  const Outcome o = m.run(Engine{target_, nullptr, 64}, r, resolve_params(m, {}));
+  ASSERT_EQ(o.logits.size(), 4u);
+  ASSERT_EQ(o.tokens.size(), 4u);
+  std::vector<int32_t> seq = r.prompt;
+  for (size_t t = 1; t < 4; ++t) {
+    seq.push_back(r.forced_tokens[t - 1]);
+    KVCache cache = target_->make_cache();
+    const auto lg = prefill(*target_, seq, iota_positions(0, seq.size()), cache, 64);
+    EXPECT_TRUE(test::bit_equal(lg, o.logits[t])) << "step " << t;
+    EXPECT_EQ(o.tokens[t], argmax(lg)) << "tokens hold the argmax of each forced step";
+  }
 }
 
 }  // namespace
