@@ -53,6 +53,10 @@ Outcome BaselineMethod::run(const Engine& e, const Request& r, const nlohmann::j
   Outcome out;
   const Model& m = *e.target;
   KVCache cache = m.make_cache();
+  // One allocation for the prompt and the decode, inside the clock: growing by doubling would copy
+  // the cache at every power of two and once more at the first decode step after a power-of-two
+  // prompt.
+  cache.reserve(r.prompt.size() + size_t(r.max_new_tokens));
   std::vector<float> last =
       prefill(m, r.prompt, iota_positions(0, r.prompt.size()), cache, e.prefill_chunk);
   timer.lap("prefill");

@@ -129,6 +129,7 @@ Outcome SpecPrefillMethod::run(const Engine& e, const Request& r, const nlohmann
   auto full_prefill = [&](const std::string& reason) {
     out.stats["fallback"] = reason;
     tcache.trim(tcache.size() - S);
+    tcache.reserve(M + size_t(r.max_new_tokens));  // one allocation, as the baseline does
     std::vector<float> last = prefill(target, suffix, suffix_pos, tcache, e.prefill_chunk);
     timer.lap("prefill");
     out.kept_tokens = M;
@@ -147,6 +148,9 @@ Outcome SpecPrefillMethod::run(const Engine& e, const Request& r, const nlohmann
                                      : mode == "tail"
                                          ? int32_t(M) - std::min<int32_t>(A, int32_t(n))
                                          : int32_t(M);
+      // Sized once up front: growing by doubling copies the cache at every power of two, which
+      // would charge the method for the engine's allocator rather than its algorithm.
+      dcache.reserve(M + size_t(A));
       size_t chunk_start = 0;
       ForwardHooks hooks;
       hooks.on_query = [&](int layer, const float* q, size_t rows, size_t ld) {
@@ -202,7 +206,9 @@ Outcome SpecPrefillMethod::run(const Engine& e, const Request& r, const nlohmann
       kept_tokens.reserve(sel.kept_positions.size());
       for (int32_t pos : sel.kept_positions) kept_tokens.push_back(r.prompt[size_t(pos)]);
       timer.lap("select");
-      // Sparse prefill: kept tokens at their original positions.
+      // Sparse prefill: kept tokens at their original positions (cache sized for them and the
+      // decode only, so its memory reflects the selection).
+      tcache.reserve(S + kept_tokens.size() + size_t(r.max_new_tokens));
       last = prefill(target, kept_tokens, sel.kept_positions, tcache, e.prefill_chunk);
       timer.lap("prefill");
       out.kept_tokens = S + kept_tokens.size();
