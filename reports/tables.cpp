@@ -20,8 +20,13 @@ using results::ResultStore;
 using results::TrialRecord;
 
 std::string model_label(const results::ModelRef& m) {
-  if (!m.path.empty()) return std::filesystem::path(m.path).stem().string();
-  return m.sha256.substr(0, 12);
+  if (m.path.empty()) return m.sha256.substr(0, 12);
+  const std::string stem = std::filesystem::path(m.path).stem().string();
+  // Synthetic families all name their members target/draft: the family tells them apart.
+  if (m.config.is_object() && m.config.contains("synthetic_family") &&
+      m.config["synthetic_family"].is_string())
+    return m.config["synthetic_family"].get<std::string>() + "/" + stem;
+  return stem;
 }
 
 const std::vector<std::string>& protocol_phases() {

@@ -46,7 +46,8 @@ const std::vector<std::string>& report_names();
 Table make_report(const results::ResultStore& store, const std::string& name,
                   const ReportOptions& opt);
 
-// Helpers shared with compare: short model name (file stem), the timing-protocol phase order, and
+// Helpers shared with compare: short model name (file stem, prefixed with "family/" for synthetic
+// models), the timing-protocol phase order, and
 // a "k=v, k2=v2" label of a params object limited to `keys` (all keys when empty).
 std::string model_label(const results::ModelRef& m);
 const std::vector<std::string>& protocol_phases();

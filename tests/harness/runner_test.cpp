@@ -202,7 +202,7 @@ TEST(Runner, RecordsAgreementWithTheBaseline) {
   ASSERT_EQ(test::run_cli("report --db " + db + " --table agreement", &out), 0) << out;
   EXPECT_NE(out.find("AGREEMENT ONLY, NOT QUALITY"), std::string::npos) << out;
   ASSERT_EQ(test::run_cli("report --db " + db + " --table costmodel", &out), 0) << out;
-  EXPECT_NE(out.find("| target | draft | specprefill"), std::string::npos) << out;
+  EXPECT_NE(out.find("| tiny/target | tiny/draft | specprefill"), std::string::npos) << out;
 }
 
 }  // namespace
