@@ -204,15 +204,10 @@ Table costmodel_table(const results::ResultStore& store, const ReportOptions& op
       missing.insert(key.target + " at context " + std::to_string(key.ctx));
     } else {
       r = mean(cd) / mean(bp->second);
-      const Interval ci =
-          bootstrap_ratio(bt->second, ttft, Center::Mean, opt.resamples,
-                          opt.seed ^ stable_hash(key.target_sha + key.draft_sha + key.params +
-                                                 std::to_string(key.ctx) + keep.dump()),
-                          opt.level);
-      measured = ci.estimate;
-      char buf[96];
-      std::snprintf(buf, sizeof buf, "%.2f× [%.2f, %.2f]", ci.estimate, ci.lo, ci.hi);
-      measured_cell = Cell(buf, {{"ratio", ci.estimate}, {"lo", ci.lo}, {"hi", ci.hi}});
+      measured_cell = speedup_cell(
+          bt->second, ttft, false,
+          key.target_sha + key.draft_sha + key.params + std::to_string(key.ctx) + keep.dump(), opt);
+      if (measured_cell.data.is_object()) measured = measured_cell.data["ratio"].get<double>();
     }
     try {
       r_flops = analytic_ratio(t0.draft->config, t0.target.config, key.ctx, lookahead);

@@ -77,6 +77,22 @@ std::string format_mean_std(double m, double s) {
   return buf;
 }
 
+Cell speedup_cell(const std::vector<double>& base, const std::vector<double>& mine,
+                  bool is_baseline, const std::string& cell_key, const ReportOptions& opt) {
+  if (mine.empty() || base.empty()) return Cell("—", nullptr);
+  if (is_baseline) return Cell("1.00×", {{"ratio", 1.0}});
+  const Interval ci = bootstrap_ratio(base, mine, Center::Mean, opt.resamples,
+                                      opt.seed ^ stable_hash(cell_key), opt.level);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%.2f× [%.2f, %.2f]", ci.estimate, ci.lo, ci.hi);
+  return Cell(buf, {{"ratio", ci.estimate},
+                    {"lo", ci.lo},
+                    {"hi", ci.hi},
+                    {"level", opt.level},
+                    {"baseline_n", base.size()},
+                    {"n", mine.size()}});
+}
+
 namespace {
 
 // Trials of a report selection plus what the row labels need to know about them.
@@ -178,22 +194,6 @@ Cell mean_std_cell(const std::vector<double>& v) {
   nlohmann::json d = {{"mean", m}, {"n", v.size()}};
   d["std"] = std::isnan(s) ? nlohmann::json(nullptr) : nlohmann::json(s);
   return Cell(format_mean_std(m, s), d);
-}
-
-Cell speedup_cell(const std::vector<double>& base, const std::vector<double>& mine,
-                  bool is_baseline, const std::string& cell_key, const ReportOptions& opt) {
-  if (mine.empty() || base.empty()) return Cell("—", nullptr);
-  if (is_baseline) return Cell("1.00×", {{"ratio", 1.0}});
-  const Interval ci = bootstrap_ratio(base, mine, Center::Mean, opt.resamples,
-                                      opt.seed ^ stable_hash(cell_key), opt.level);
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%.2f× [%.2f, %.2f]", ci.estimate, ci.lo, ci.hi);
-  return Cell(buf, {{"ratio", ci.estimate},
-                    {"lo", ci.lo},
-                    {"hi", ci.hi},
-                    {"level", opt.level},
-                    {"baseline_n", base.size()},
-                    {"n", mine.size()}});
 }
 
 void add_row_label_columns(Table& t, const Selection& s) {

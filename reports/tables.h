@@ -52,6 +52,11 @@ Table make_report(const results::ResultStore& store, const std::string& name,
 std::string model_label(const results::ModelRef& m);
 const std::vector<std::string>& protocol_phases();
 std::string params_label(const nlohmann::json& params, const std::vector<std::string>& keys = {});
+// "2.00× [1.80, 2.25]": mean(base) / mean(mine) with its percentile-bootstrap interval (seeded by
+// opt.seed and cell_key); JSON data {ratio, lo, hi, level, baseline_n, n}. "1.00×" for the
+// baseline's own row, "—" (null) when either side is empty.
+Cell speedup_cell(const std::vector<double>& base, const std::vector<double>& mine,
+                  bool is_baseline, const std::string& cell_key, const ReportOptions& opt);
 // "0.412 ± 0.010" with three significant digits in the mean and the std at the same decimals.
 std::string format_mean_std(double mean, double std);
 std::string format_number(double x, int significant = 3);
