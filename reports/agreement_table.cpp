@@ -17,17 +17,14 @@ Table agreement_table(const results::ResultStore& store, const ReportOptions& op
   const auto trials = store.trials(f);
   using Key = std::tuple<std::string, std::string, std::string, int64_t>;  // target, method, ...
   std::map<Key, std::vector<const results::TrialRecord*>> rows;
-  std::set<std::string> synthetic, real;
+  std::set<std::string> synthetic;
   int steps = 0;
   for (const auto& t : trials) {
     if (!t.scores.count("agreement.kl_mean")) continue;
     nlohmann::json p = t.params.is_object() ? t.params : nlohmann::json::object();
     if (t.draft) p["draft"] = model_label(*t.draft);
     rows[{model_label(t.target), t.method, params_label(p), t.context_len}].push_back(&t);
-    if (t.target.config.contains("synthetic_family"))
-      synthetic.insert(model_label(t.target));
-    else
-      real.insert(model_label(t.target));
+    if (t.target.config.contains("synthetic_family")) synthetic.insert(model_label(t.target));
     if (t.stats.contains("agreement_steps")) steps = t.stats["agreement_steps"].get<int>();
   }
   Table tab;

@@ -1,5 +1,6 @@
 // Agreement metrics (agreement.h). Double precision throughout: the KL of two nearly equal
 // distributions is a small difference of large terms, so float would report rounding noise.
+// Top-1 uses the engine's own argmax so that "agrees" means "greedy decoding would pick the same".
 #include "suites/agreement.h"
 
 #include <algorithm>
@@ -7,33 +8,16 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/elementwise.h"
+#include "models/generation.h"
+
 namespace accel {
-
-namespace {
-
-double log_sum_exp(std::span<const float> x) {
-  double m = -INFINITY;
-  for (float v : x) m = std::max(m, double(v));
-  if (!std::isfinite(m)) return m;
-  double s = 0;
-  for (float v : x) s += std::exp(double(v) - m);
-  return m + std::log(s);
-}
-
-size_t first_argmax(std::span<const float> x) {
-  size_t best = 0;
-  for (size_t i = 1; i < x.size(); ++i)
-    if (x[i] > x[best]) best = i;
-  return best;
-}
-
-}  // namespace
 
 double kl_divergence(std::span<const float> p, std::span<const float> q) {
   if (p.size() != q.size() || p.empty())
     throw std::invalid_argument("kl_divergence: rows of " + std::to_string(p.size()) + " and " +
                                 std::to_string(q.size()) + " logits");
-  const double lp = log_sum_exp(p), lq = log_sum_exp(q);
+  const double lp = log_sum_exp(p.data(), p.size()), lq = log_sum_exp(q.data(), q.size());
   double kl = 0;
   for (size_t i = 0; i < p.size(); ++i) {
     const double log_p = double(p[i]) - lp;
@@ -58,7 +42,7 @@ Agreement agreement(const std::vector<std::vector<float>>& reference,
     const double kl = kl_divergence(r, m);
     kl_sum += kl;
     a.kl_max = std::max(a.kl_max, kl);
-    const double same = first_argmax(r) == first_argmax(m) ? 1 : 0;
+    const double same = argmax(r) == argmax(m) ? 1 : 0;
     if (t == 0) a.first_token = same;
     agree += same;
   }
