@@ -19,8 +19,8 @@ namespace {
 
 struct GenerateArgs {
   std::string model, prompt, prompt_file, logits_out;
-  std::string method = "baseline", draft;
-  std::vector<std::string> params;
+  std::string method = "baseline", draft, kv_dtype = "f32";
+  std::vector<std::string> params, inputs;
   bool has_prompt = false;
   size_t random_prompt = 0;
   uint64_t seed = 0;
@@ -52,25 +52,59 @@ nlohmann::json parse_params(const std::vector<std::string>& kv) {
   return p;
 }
 
+// "--input role=path" items as a map; a role given twice is an error.
+std::map<std::string, std::string> parse_inputs(const std::vector<std::string>& items) {
+  std::map<std::string, std::string> out;
+  for (const auto& item : items) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw std::invalid_argument("--input '" + item + "': expected ROLE=FILE");
+    if (!out.emplace(item.substr(0, eq), item.substr(eq + 1)).second)
+      throw std::invalid_argument("--input: role '" + item.substr(0, eq) + "' given twice");
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
 int run_generate(const GenerateArgs& a) {
   if (a.threads > 0) set_num_threads(a.threads);
   if (a.max_tokens < 1) throw std::invalid_argument("--max-tokens must be >= 1");
   if (a.prefill_chunk < 1) throw std::invalid_argument("--prefill-chunk must be >= 1");
   const Method& method = find_method(a.method);
   const nlohmann::json params = resolve_params(method, parse_params(a.params));
+  const auto kv_dtype = kv_dtype_from_name(a.kv_dtype);
+  if (!kv_dtype)
+    throw std::invalid_argument("--kv-dtype '" + a.kv_dtype + "' is not one of " +
+                                join(kv_dtype_names(), ", "));
   ModelSession s = ModelSession::open(a.model);
   const Model& m = *s.model;
-  std::unique_ptr<Model> draft;
-  if (!a.draft.empty()) {
-    draft = Model::load(a.draft);
-    if (draft->config().n_vocab != m.config().n_vocab)
-      throw std::invalid_argument("--draft " + a.draft + " has " +
-                                  std::to_string(draft->config().n_vocab) + " tokens but " +
-                                  m.path() + " has " + std::to_string(m.config().n_vocab) +
-                                  ": a draft must share the target's tokenizer");
-  } else if (method.needs_draft()) {
-    throw std::invalid_argument("method '" + a.method + "' needs a draft model: give --draft FILE");
+  std::map<std::string, std::string> given = parse_inputs(a.inputs);
+  if (!a.draft.empty()) given["draft"] = a.draft;
+  std::map<std::string, std::unique_ptr<Model>> loaded;
+  Engine engine{.target = &m, .prefill_chunk = a.prefill_chunk, .kv_dtype = *kv_dtype};
+  for (const InputSpec& in : method.inputs()) {
+    if (in.role == "target") continue;
+    const auto it = given.find(in.role);
+    if (it == given.end())
+      throw std::invalid_argument("method '" + a.method + "' needs its '" + in.role + "' input (" +
+                                  in.help + "): give --input " + in.role + "=FILE" +
+                                  (in.role == "draft" ? " or --draft FILE" : ""));
+    if (in.kind == InputSpec::Kind::File) {
+      engine.files[in.role] = it->second;
+      continue;
+    }
+    loaded[in.role] = Model::load(it->second);
+    engine.models[in.role] = loaded[in.role].get();
   }
+  for (const auto& [role, path] : given)
+    if (!engine.models.count(role) && !engine.files.count(role))
+      throw std::invalid_argument("--input " + role + "=" + path + ": method '" + a.method +
+                                  "' has no input of that role");
   Request req;
   if (a.random_prompt > 0)
     req.prompt = random_prompt(m.config().n_vocab, a.random_prompt, a.seed);
@@ -91,7 +125,6 @@ int run_generate(const GenerateArgs& a) {
     logits_out.open(a.logits_out, std::ios::binary | std::ios::trunc);
     if (!logits_out) throw std::runtime_error("cannot write --logits-out '" + a.logits_out + "'");
   }
-  const Engine engine{&m, draft.get(), a.prefill_chunk};
   const Outcome o = method.run(engine, req, params);
   if (logits_out.is_open()) {
     for (const auto& lg : o.logits)
@@ -122,7 +155,8 @@ int run_generate(const GenerateArgs& a) {
     nlohmann::json j = {{"model", m.path()},
                         {"method", a.method},
                         {"params", params},
-                        {"draft", draft ? nlohmann::json(draft->path()) : nlohmann::json(nullptr)},
+                        {"inputs", given},
+                        {"kv_dtype", a.kv_dtype},
                         {"prompt_tokens", prompt},
                         {"output_tokens", output},
                         {"text", s.tokenizer ? nlohmann::json(text) : nlohmann::json(nullptr)},
@@ -175,7 +209,12 @@ void register_generate_command(CLI::App& app, CliCommands& out) {
   sub->add_option("--method", a->method,
                   "Registered method to run (default baseline; see `accelbench methods`)");
   sub->add_option("--param", a->params, "Method parameter key=value (repeat)");
-  sub->add_option("--draft", a->draft, "Draft / auxiliary GGUF model, for methods that need one");
+  sub->add_option("--draft", a->draft, "Draft GGUF model (same as --input draft=FILE)");
+  sub->add_option("--input", a->inputs,
+                  "A method input by role, ROLE=FILE (repeat; see `accelbench methods`)");
+  sub->add_option(
+      "--kv-dtype", a->kv_dtype,
+      "Storage type of the target's KV cache: " + join(kv_dtype_names(), ", ") + " (default f32)");
   sub->add_flag("--json", a->json,
                 "Print one JSON object (tokens, text, method phases, TTFT, stats, timings)");
   out.push_back({sub, [a, p, pf, rp] {

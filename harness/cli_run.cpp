@@ -74,8 +74,13 @@ void register_run_commands(CLI::App& app, CliCommands& out) {
   CLI::App* methods = app.add_subcommand("methods", "List the methods and their parameters");
   out.push_back({methods, [] {
                    for (const Method* m : all_methods()) {
-                     std::printf("%s%s: %s\n", m->name().c_str(),
-                                 m->needs_draft() ? " (needs a draft)" : "", m->summary().c_str());
+                     std::printf("%s: %s\n", m->name().c_str(), m->summary().c_str());
+                     for (const auto& in : m->inputs())
+                       std::printf("  input %-14s %-6s %s\n", in.role.c_str(),
+                                   in.kind == InputSpec::Kind::Model ? "model" : "file",
+                                   in.help.c_str());
+                     for (const auto& r : m->fallback_reasons())
+                       std::printf("  may fall back: %s\n", r.c_str());
                      for (const auto& p : m->params()) {
                        std::string range;
                        if (p.kind == ParamSpec::Kind::Choice) {

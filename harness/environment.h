@@ -1,5 +1,6 @@
-// Environment capture for provenance: git commit and dirty flag of the source tree the binary was
-// built from, build type, compiler and flags, CPU model and ISA flags, thread count, host name.
+// Environment capture for provenance: the git commit, dirty flag and version the binary was BUILT
+// from (captured by CMake, never read from the tree checked out at run time), build type, compiler
+// and flags, CPU model and ISA flags, thread count, host name, and the machine's FMA peak.
 // Owns only reading these facts; never decides what is stored where.
 #pragma once
 #include <nlohmann/json.hpp>
@@ -7,8 +8,16 @@
 
 namespace accel {
 
+// Written at build time by cmake/provenance.cmake into the build tree's generated sources.
+struct BuildProvenance {
+  const char* git_commit;  // `git rev-parse HEAD` of the source tree; "unknown" outside git
+  bool git_dirty;          // tracked files differed from HEAD when the binary was built
+  const char* version;     // the CMake project version
+};
+const BuildProvenance& build_provenance();
+
 struct Environment {
-  std::string git_commit;  // "unknown" outside a git checkout
+  std::string git_commit;  // "unknown" when the source was not a git checkout at build time
   bool git_dirty = false;
   std::string build_type, compiler, compile_flags;
   std::string cpu_model, cpu_flags;  // cpu_flags: the SIMD-relevant subset (avx2, avx512f, ...)
@@ -20,5 +29,10 @@ struct Environment {
 };
 
 Environment capture_environment();
+
+// FP32 FMA peak in GFLOP/s on `threads` threads (kernels/fma_peak.h), measured the first time it is
+// asked for a thread count in this process (about half a second) and returned from then on, so a
+// run records one figure however often it asks. For runs.fma_peak_gflops.
+double run_fma_peak_gflops(int threads);
 
 }  // namespace accel

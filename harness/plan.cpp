@@ -7,7 +7,9 @@
 #include <set>
 
 #include "methods/method.h"
+#include "models/kv_storage.h"
 #include "models/synthetic.h"
+#include "suites/suite.h"
 
 namespace accel {
 
@@ -35,7 +37,173 @@ void check_keys(const nlohmann::json& j, const std::set<std::string>& allowed,
     if (!allowed.count(k)) fail(src, where.empty() ? k : where + "." + k, "unknown field");
 }
 
+std::string get_string(const nlohmann::json& j, const std::string& key, const std::string& src,
+                       const std::string& field) {
+  if (!j.contains(key) || !j[key].is_string()) fail(src, field, "required string");
+  return j[key];
+}
+
+// role -> string map from a JSON object ("roles" / "inputs").
+std::map<std::string, std::string> string_map(const nlohmann::json& j, const std::string& src,
+                                              const std::string& field) {
+  if (!j.is_object()) fail(src, field, "must be an object of role: name");
+  std::map<std::string, std::string> out;
+  for (auto& [k, v] : j.items()) {
+    if (!v.is_string()) fail(src, field + "." + k, "must be a string");
+    out[k] = v;
+  }
+  return out;
+}
+
+// A synthetic family: every role maps to a member file under the family's directory.
+void resolve_family_roles(const nlohmann::json& m, const std::string& src, const std::string& f,
+                          const std::string& models_dir, ModelSetSpec& s) {
+  const SyntheticFamily* fam = nullptr;
+  try {
+    fam = &find_synthetic_family(s.family);
+  } catch (const std::exception& e) {
+    fail(src, f + ".family", e.what());
+  }
+  std::map<std::string, std::string> members = {{"target", "target"}, {"draft", "draft"}};
+  if (m.contains("draft_role")) {
+    if (!m["draft_role"].is_string()) fail(src, f + ".draft_role", "must be a string");
+    members["draft"] = m["draft_role"];
+  }
+  if (m.contains("roles"))
+    for (auto& [role, member] : string_map(m["roles"], src, f + ".roles")) members[role] = member;
+  const auto dir = std::filesystem::path(models_dir) /
+                   (s.family + "-" + s.dtype + "-s" + std::to_string(s.family_seed));
+  for (const auto& [role, member] : members) {
+    bool has = false;
+    for (const auto& mem : fam->members) has = has || mem.role == member;
+    if (!has) {
+      if (role == "draft" && !m.contains("draft_role")) continue;  // a family without a draft
+      fail(src, f + (m.contains("roles") && role != "draft" ? ".roles." + role : ".draft_role"),
+           "family '" + s.family + "' has no member '" + member + "'");
+    }
+    s.inputs[role] = (dir / (member + ".gguf")).string();
+  }
+}
+
+ModelSetSpec parse_model_set(const nlohmann::json& m, const std::string& src, const std::string& f,
+                             const std::string& models_dir) {
+  if (!m.is_object()) fail(src, f, "must be an object");
+  check_keys(m, {"name", "family", "seed", "dtype", "target", "draft", "draft_role", "roles", "inputs"},
+             src, f);
+  ModelSetSpec s;
+  s.name = get_string(m, "name", src, f + ".name");
+  if (m.contains("family")) {
+    if (!m["family"].is_string()) fail(src, f + ".family", "must be a string");
+    s.family = m["family"];
+    if (m.contains("seed")) {
+      if (!m["seed"].is_number_integer() || m["seed"].get<int64_t>() < 0)
+        fail(src, f + ".seed", "must be a non-negative integer");
+      s.family_seed = m["seed"].get<uint64_t>();
+    }
+    if (m.contains("dtype")) {
+      if (!m["dtype"].is_string()) fail(src, f + ".dtype", "must be a string");
+      s.dtype = m["dtype"];
+      if (s.dtype != "f32" && s.dtype != "f16" && s.dtype != "bf16" && s.dtype != "q8_0" &&
+          s.dtype != "q4_0")
+        fail(src, f + ".dtype", "'" + s.dtype + "' is not one of f32, f16, bf16, q8_0, q4_0");
+    }
+    if (m.contains("target") || m.contains("draft") || m.contains("inputs"))
+      fail(src, f, "give either 'family' (with 'roles') or 'target'/'draft'/'inputs' paths, not both");
+    resolve_family_roles(m, src, f, models_dir, s);
+    return s;
+  }
+  if (m.contains("draft_role") || m.contains("roles"))
+    fail(src, f, "'draft_role' and 'roles' name family members: give 'family' too");
+  s.inputs["target"] = get_string(m, "target", src, f + ".target");
+  if (m.contains("draft")) s.inputs["draft"] = get_string(m, "draft", src, f + ".draft");
+  if (m.contains("inputs"))
+    for (auto& [role, path] : string_map(m["inputs"], src, f + ".inputs")) {
+      if (s.inputs.count(role)) fail(src, f + ".inputs." + role, "role given twice");
+      s.inputs[role] = path;
+    }
+  return s;
+}
+
+// "suite": {"name", "params", "samples"}; the older "workload": {"kind": "synthetic", "samples"}
+// with "agreement_steps" means the agreement suite (or plain synthetic when the steps are 0).
+void parse_suite(const nlohmann::json& j, const std::string& src, Plan& p) {
+  if (j.contains("suite") && j.contains("workload"))
+    fail(src, "workload", "give 'suite' or the older 'workload', not both");
+  if (j.contains("suite") && j.contains("agreement_steps"))
+    fail(src, "agreement_steps", "with 'suite', set the agreement suite's params.steps instead");
+  nlohmann::json given = nlohmann::json::object();
+  std::string field = "suite";
+  if (j.contains("suite")) {
+    const auto& su = j["suite"];
+    if (!su.is_object()) fail(src, "suite", "must be an object");
+    check_keys(su, {"name", "params", "samples"}, src, "suite");
+    p.suite.name = get_string(su, "name", src, "suite.name");
+    if (su.contains("params")) given = su["params"];
+    p.suite.samples = get_int(su, "samples", 1, 1, 100000, src, "suite.samples");
+  } else {
+    const int steps = get_int(j, "agreement_steps", 16, 0, 1024, src, "agreement_steps");
+    p.suite.name = steps > 0 ? "agreement" : "synthetic";
+    if (steps > 0) given["steps"] = steps;
+    if (j.contains("workload")) {
+      const auto& w = j["workload"];
+      if (!w.is_object()) fail(src, "workload", "must be an object");
+      check_keys(w, {"kind", "samples"}, src, "workload");
+      if (w.contains("kind") && (!w["kind"].is_string() || w["kind"] != "synthetic"))
+        fail(src, "workload.kind", "only 'synthetic' (use \"suite\" for the others)");
+      p.suite.samples = get_int(w, "samples", 1, 1, 100000, src, "workload.samples");
+    }
+    field = "agreement_steps";
+  }
+  try {
+    p.suite.params = resolve_suite_params(find_suite(p.suite.name), given);
+  } catch (const std::exception& e) {
+    fail(src, field, e.what());
+  }
+}
+
+void parse_reference(const nlohmann::json& j, const std::string& src, Plan& p) {
+  nlohmann::json given = nlohmann::json::object();
+  if (j.contains("reference")) {
+    const auto& r = j["reference"];
+    if (!r.is_object()) fail(src, "reference", "must be an object");
+    check_keys(r, {"method", "params"}, src, "reference");
+    p.reference.method = get_string(r, "method", src, "reference.method");
+    if (r.contains("params")) given = r["params"];
+  }
+  try {
+    const Method& m = find_method(p.reference.method);
+    for (const auto& in : m.inputs())
+      if (in.role != "target")
+        fail(src, "reference.method", "the reference runs on the target alone; '" + m.name() +
+                                          "' needs '" + in.role + "'");
+    p.reference.params = resolve_params(m, given);
+  } catch (const std::invalid_argument& e) {
+    fail(src, "reference", e.what());
+  }
+}
+
+void parse_kv_dtypes(const nlohmann::json& j, const std::string& src, Plan& p) {
+  if (!j.contains("kv_dtypes")) return;
+  const auto& v = j["kv_dtypes"];
+  if (!v.is_array() || v.empty()) fail(src, "kv_dtypes", "must be a non-empty array of names");
+  p.kv_dtypes.clear();
+  for (size_t i = 0; i < v.size(); ++i) {
+    const std::string f = "kv_dtypes[" + std::to_string(i) + "]";
+    if (!v[i].is_string() || !kv_dtype_from_name(v[i].get<std::string>())) {
+      std::string known;
+      for (const auto& n : kv_dtype_names()) known += (known.empty() ? "" : ", ") + n;
+      fail(src, f, v[i].dump() + " is not one of " + known);
+    }
+    p.kv_dtypes.push_back(v[i]);
+  }
+}
+
 }  // namespace
+
+std::string ModelSetSpec::path(const std::string& role) const {
+  const auto it = inputs.find(role);
+  return it == inputs.end() ? std::string() : it->second;
+}
 
 nlohmann::json default_plan_json() {
   return {
@@ -45,7 +213,7 @@ nlohmann::json default_plan_json() {
        {{{"name", "baseline"}},
         {{"name", "specprefill"}, {"params", {{"keep", 0.2}, {"threshold", 0}}}}}},
       {"context_lengths", {512, 1024, 2048, 4000}},
-      {"workload", {{"kind", "synthetic"}, {"samples", 2}}},
+      {"suite", {{"name", "agreement"}, {"samples", 2}}},
       {"warmup", 1},
       {"trials", 3},
       {"decode_tokens", 16},
@@ -58,8 +226,9 @@ Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::stri
   if (!j.is_object()) fail(src, "(top level)", "a plan is a JSON object");
   check_keys(
       j,
-      {"name", "models", "methods", "context_lengths", "workload", "warmup", "trials",
-       "decode_tokens", "agreement_steps", "threads", "prefill_chunk", "seed", "description"},
+      {"name", "models", "methods", "context_lengths", "workload", "suite", "reference", "kv_dtypes",
+       "warmup", "trials", "decode_tokens", "agreement_steps", "threads", "prefill_chunk", "seed",
+       "description"},
       src, "");
   Plan p;
   p.source = j;
@@ -71,59 +240,10 @@ Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::stri
     fail(src, "models", "must be a non-empty array of model sets");
   std::set<std::string> names;
   for (size_t i = 0; i < j["models"].size(); ++i) {
-    const auto& m = j["models"][i];
     const std::string f = "models[" + std::to_string(i) + "]";
-    if (!m.is_object()) fail(src, f, "must be an object");
-    check_keys(m, {"name", "family", "seed", "dtype", "target", "draft", "draft_role"}, src, f);
-    ModelSetSpec s;
-    if (!m.contains("name") || !m["name"].is_string()) fail(src, f + ".name", "required string");
-    s.name = m["name"];
-    if (!names.insert(s.name).second)
-      fail(src, f + ".name", "duplicate model set '" + s.name + "'");
-    if (m.contains("family")) {
-      if (!m["family"].is_string()) fail(src, f + ".family", "must be a string");
-      s.family = m["family"];
-      try {
-        find_synthetic_family(s.family);
-      } catch (const std::exception& e) {
-        fail(src, f + ".family", e.what());
-      }
-      if (m.contains("seed")) {
-        if (!m["seed"].is_number_integer() || m["seed"].get<int64_t>() < 0)
-          fail(src, f + ".seed", "must be a non-negative integer");
-        s.family_seed = m["seed"].get<uint64_t>();
-      }
-      if (m.contains("dtype")) {
-        if (!m["dtype"].is_string()) fail(src, f + ".dtype", "must be a string");
-        s.dtype = m["dtype"];
-        if (s.dtype != "f32" && s.dtype != "f16" && s.dtype != "bf16" && s.dtype != "q8_0" &&
-            s.dtype != "q4_0")
-          fail(src, f + ".dtype", "'" + s.dtype + "' is not one of f32, f16, bf16, q8_0, q4_0");
-      }
-      if (m.contains("draft_role")) {
-        if (!m["draft_role"].is_string()) fail(src, f + ".draft_role", "must be a string");
-        s.draft_role = m["draft_role"];
-      }
-      const auto dir = std::filesystem::path(models_dir) /
-                       (s.family + "-" + s.dtype + "-s" + std::to_string(s.family_seed));
-      s.target = (dir / "target.gguf").string();
-      bool has_role = false;
-      for (const auto& mem : find_synthetic_family(s.family).members)
-        has_role = has_role || mem.role == s.draft_role;
-      if (!has_role) fail(src, f + ".draft_role", "family has no member '" + s.draft_role + "'");
-      s.draft = (dir / (s.draft_role + ".gguf")).string();
-      if (m.contains("target") || m.contains("draft"))
-        fail(src, f, "give either 'family' or 'target'/'draft' paths, not both");
-    } else {
-      if (!m.contains("target") || !m["target"].is_string())
-        fail(src, f + ".target", "required (a GGUF path) unless 'family' is given");
-      s.target = m["target"];
-      if (m.contains("draft")) {
-        if (!m["draft"].is_string()) fail(src, f + ".draft", "must be a path string");
-        s.draft = m["draft"];
-      }
-    }
-    p.models.push_back(s);
+    p.models.push_back(parse_model_set(j["models"][i], src, f, models_dir));
+    if (!names.insert(p.models.back().name).second)
+      fail(src, f + ".name", "duplicate model set '" + p.models.back().name + "'");
   }
   if (!j.contains("methods") || !j["methods"].is_array() || j["methods"].empty())
     fail(src, "methods", "must be a non-empty array");
@@ -158,20 +278,12 @@ Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::stri
       fail(src, f, "must be an integer in [1, 16777216]");
     p.context_lengths.push_back(v.get<int>());
   }
-  if (j.contains("workload")) {
-    const auto& w = j["workload"];
-    if (!w.is_object()) fail(src, "workload", "must be an object");
-    check_keys(w, {"kind", "samples"}, src, "workload");
-    if (w.contains("kind")) {
-      if (!w["kind"].is_string() || w["kind"] != "synthetic")
-        fail(src, "workload.kind", "only 'synthetic' is available (suites are not built yet)");
-    }
-    p.workload.samples = get_int(w, "samples", 1, 1, 100000, src, "workload.samples");
-  }
+  parse_suite(j, src, p);
+  parse_reference(j, src, p);
+  parse_kv_dtypes(j, src, p);
   p.warmup = get_int(j, "warmup", 1, 0, 1000, src, "warmup");
   p.trials = get_int(j, "trials", 3, 1, 100000, src, "trials");
   p.decode_tokens = get_int(j, "decode_tokens", 16, 1, 1 << 20, src, "decode_tokens");
-  p.agreement_steps = get_int(j, "agreement_steps", 16, 0, 1024, src, "agreement_steps");
   p.threads = get_int(j, "threads", 0, 0, 4096, src, "threads");
   p.prefill_chunk = size_t(get_int(j, "prefill_chunk", 512, 1, 1 << 20, src, "prefill_chunk"));
   if (j.contains("seed")) {
@@ -234,29 +346,40 @@ std::vector<Case> expand_plan(const Plan& p) {
       const Method& method = find_method(m.name);
       for (const auto& combo : param_combinations(m.params)) {
         const nlohmann::json resolved = resolve_params(method, combo);
-        for (int ctx : p.context_lengths)
-          for (int s = 0; s < p.workload.samples; ++s)
-            cases.push_back(Case{ms, m.name, resolved, ctx, s});
+        for (const auto& kv : p.kv_dtypes)
+          for (int ctx : p.context_lengths)
+            for (int s = 0; s < p.suite.samples; ++s)
+              cases.push_back(Case{ms, m.name, resolved, kv, ctx, s});
       }
     }
   return cases;
 }
 
 nlohmann::json Case::config(const Plan& p) const {
-  return {{"method", method},
-          {"params", params},
-          {"context_len", context_len},
-          {"workload", p.workload.kind},
-          {"sample", sample},
-          {"seed", p.seed},
-          {"decode_tokens", p.decode_tokens},
-          {"prefill_chunk", p.prefill_chunk},
-          {"threads", p.threads}};
+  const Suite& suite = find_suite(p.suite.name);
+  nlohmann::json c = {{"method", method},
+                      {"params", params},
+                      {"context_len", context_len},
+                      {"suite",
+                       {{"name", suite.name()},
+                        {"version", suite.version()},
+                        {"params", p.suite.params}}},
+                      {"sample", sample},
+                      {"seed", p.seed},
+                      {"decode_tokens", p.decode_tokens},
+                      {"prefill_chunk", p.prefill_chunk},
+                      {"threads", p.threads}};
+  // Only non-default settings are added, so that adding a setting keeps older keys.
+  if (kv_dtype != "f32") c["kv_dtype"] = kv_dtype;
+  if (suite.reference_need(p.suite.params).kind != ReferenceNeed::Kind::None)
+    c["reference"] = {{"method", p.reference.method}, {"params", p.reference.params}};
+  return c;
 }
 
 std::string Case::label(const Plan& p) const {
   std::string s = method;
   for (auto& [k, v] : params.items()) s += " " + k + "=" + v.dump();
+  if (kv_dtype != "f32") s += " kv=" + kv_dtype;
   return s + " ctx=" + std::to_string(context_len) + " s" + std::to_string(sample) + " @" +
          p.models[model_set].name;
 }

@@ -3,6 +3,7 @@
 // and its expansion into cases. Owns no running and no storage.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -15,15 +16,16 @@ class PlanError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A target and (optionally) a draft/auxiliary model: either explicit paths, or a synthetic family
-// made on demand under the models directory.
+// The inputs methods run on, by role ("target", "draft", "aux", a weights file, ...): either
+// explicit paths, or members of a synthetic family made on demand under the models directory.
 struct ModelSetSpec {
   std::string name;
-  std::string target, draft;  // paths (resolved for families)
-  std::string family;         // non-empty: synthetic family
-  std::string draft_role = "draft";
+  std::map<std::string, std::string> inputs;  // role -> path (resolved for families)
+  std::string family;                         // non-empty: synthetic family
   uint64_t family_seed = 0;
   std::string dtype = "f32";
+  // The path of a role, or "" when the set has none.
+  std::string path(const std::string& role) const;
 };
 
 struct MethodSpec {
@@ -31,9 +33,17 @@ struct MethodSpec {
   nlohmann::json params = nlohmann::json::object();  // a list value is a sweep
 };
 
-struct WorkloadSpec {
-  std::string kind = "synthetic";  // exact-length seeded token prompts (suites come later)
+// The suite a plan's prompts come from and its scoring (see suites/suite.h).
+struct SuiteSpec {
+  std::string name = "agreement";
+  nlohmann::json params = nlohmann::json::object();  // resolved
   int samples = 1;
+};
+
+// The method every other method's reference-based scores compare against.
+struct ReferenceSpec {
+  std::string method = "baseline";
+  nlohmann::json params = nlohmann::json::object();  // resolved
 };
 
 struct Plan {
@@ -41,13 +51,12 @@ struct Plan {
   std::vector<ModelSetSpec> models;
   std::vector<MethodSpec> methods;
   std::vector<int> context_lengths;
-  WorkloadSpec workload;
+  SuiteSpec suite;
+  ReferenceSpec reference;
+  std::vector<std::string> kv_dtypes{"f32"};  // target KV cache storage types (a sweep)
   int warmup = 1;
   int trials = 3;
   int decode_tokens = 16;
-  // Untimed agreement-with-baseline scoring of every non-baseline case over this many decode
-  // steps (first-token agreement, top-1 agreement, mean KL); 0 turns it off.
-  int agreement_steps = 16;
   int threads = 0;  // 0 = all cores
   size_t prefill_chunk = 512;
   uint64_t seed = 0;
@@ -59,9 +68,10 @@ struct Case {
   size_t model_set = 0;  // index into Plan::models
   std::string method;
   nlohmann::json params;  // resolved, scalar
+  std::string kv_dtype = "f32";
   int context_len = 0;
   int sample = 0;
-  // Canonical JSON of the case's configuration (without model hashes), used for its key.
+  // Canonical JSON of the case's configuration (without input digests), used for its key.
   nlohmann::json config(const Plan& p) const;
   std::string label(const Plan& p) const;  // "baseline keep=0.2 ctx=1024 s0 @tiny"
 };
@@ -73,7 +83,7 @@ Plan load_plan(const std::string& path, const std::string& models_dir);
 // The built-in quick plan of `accelbench run` with no arguments (tiny family, a few minutes).
 nlohmann::json default_plan_json();
 
-// Cartesian product: model set × method × parameter sweep × context length × sample.
+// Cartesian product: model set × method × parameter sweep × kv dtype × context length × sample.
 std::vector<Case> expand_plan(const Plan& p);
 
 }  // namespace accel

@@ -1,4 +1,5 @@
-// run_plan (see runner.h).
+// run_plan (see runner.h): keys, the store, the loop over cases, progress and interruption. One
+// case's work is in case_runner.*, the inputs by role in model_inputs.*.
 #include "harness/runner.h"
 
 #include <unistd.h>
@@ -8,21 +9,17 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <optional>
 
+#include "harness/case_runner.h"
 #include "harness/environment.h"
 #include "harness/file_hash.h"
-#include "harness/process_memory.h"
+#include "harness/model_inputs.h"
 #include "kernels/threading.h"
 #include "methods/method.h"
-#include "models/model.h"
-#include "models/synthetic.h"
-#include "models/tokenizer.h"
 #include "results/result_store.h"
-#include "suites/agreement.h"
-#include "suites/synthetic_prompt.h"
+#include "suites/suite.h"
 
 namespace accel {
 
@@ -41,28 +38,6 @@ void on_sigint(int) {
   }
 }
 
-// The baseline's greedy tokens and per-step logits for one (context, sample): what every other
-// method's agreement is measured against.
-struct Reference {
-  std::vector<int32_t> tokens;
-  std::vector<std::vector<float>> logits;
-};
-
-struct LoadedSet {
-  std::unique_ptr<Model> target, draft;
-  results::ModelRef target_ref, draft_ref;
-  int32_t bos = -1, eos = -1;
-  std::map<std::pair<int, int>, Reference> references;  // (context_len, sample)
-};
-
-constexpr const char* kBaseline = "baseline";
-
-results::ModelRef model_ref(const Model& m) {
-  nlohmann::json cfg = config_json(m.config());
-  if (auto fam = m.file().get_string_opt("accelbench.family")) cfg["synthetic_family"] = *fam;
-  return {m.path(), sha256_file(m.path()), m.config().arch_name, int64_t(m.n_params()), cfg};
-}
-
 std::string fmt_duration(double s) {
   const int t = int(s + 0.5);
   char buf[32];
@@ -70,71 +45,36 @@ std::string fmt_duration(double s) {
   return buf;
 }
 
-}  // namespace
-
-std::string case_key(const Plan& plan, const Case& c, const std::string& target_sha,
-                     const std::string& draft_sha) {
-  nlohmann::json k = c.config(plan);
-  k["target_sha256"] = target_sha;
-  if (!draft_sha.empty()) k["draft_sha256"] = draft_sha;
-  return sha256_text(k.dump());
+// The digests of the inputs a case's method uses, by role ("" when a file is missing: such a case
+// fails when it runs, naming the file).
+std::map<std::string, std::string> case_digests(const Case& c, const SetDigests& digests) {
+  std::map<std::string, std::string> out;
+  for (const InputSpec& in : find_method(c.method).inputs()) {
+    const auto& set = digests[c.model_set];
+    const auto it = set.find(in.role);
+    out[in.role] = it == set.end() ? "" : it->second;
+  }
+  return out;
 }
 
-RunSummary run_plan(const Plan& given, const RunOptions& opt, std::ostream& log) {
-  RunSummary sum;
-  const auto t_setup = Clock::now();
-  // A --threads override is part of every case's key: timings at another thread count are other
-  // cases, never "already done".
-  Plan plan = given;
-  if (opt.threads > 0) plan.threads = opt.threads;
-  const int threads = plan.threads;
-  if (threads > 0) set_num_threads(threads);
-  const std::vector<Case> cases = expand_plan(plan);
-  sum.cases = cases.size();
+nlohmann::json suite_declaration(const Plan& plan) {
+  const Suite& s = find_suite(plan.suite.name);
+  nlohmann::json metrics = nlohmann::json::array();
+  for (const MetricSpec& m : s.metrics())
+    metrics.push_back({{"name", m.name},
+                       {"higher_is_better", m.higher_is_better},
+                       {"aggregation", aggregation_name(m.aggregation)},
+                       {"help", m.help}});
+  return {{"name", s.name()},
+          {"version", s.version()},
+          {"params", plan.suite.params},
+          {"samples", plan.suite.samples},
+          {"reference", {{"method", plan.reference.method}, {"params", plan.reference.params}}},
+          {"metrics", metrics}};
+}
 
-  // Models: make synthetic families on demand, hash every file once.
-  std::vector<std::string> target_sha(plan.models.size()), draft_sha(plan.models.size());
-  for (size_t i = 0; i < plan.models.size(); ++i) {
-    const ModelSetSpec& s = plan.models[i];
-    if (!s.family.empty() &&
-        (!std::filesystem::exists(s.target) || !std::filesystem::exists(s.draft))) {
-      if (opt.dry_run) {
-        log << "would make family '" << s.family << "' in "
-            << std::filesystem::path(s.target).parent_path().string() << "\n";
-        continue;
-      }
-      log << "making family '" << s.family << "' in "
-          << std::filesystem::path(s.target).parent_path().string() << "\n";
-      make_synthetic_family(s.family, std::filesystem::path(s.target).parent_path().string(),
-                            s.family_seed, *dtype_from_name(s.dtype));
-    }
-    if (!std::filesystem::exists(s.target))
-      throw PlanError("[plan] models[" + std::to_string(i) + "].target: no such file '" + s.target +
-                      "'");
-    target_sha[i] = sha256_file(s.target);
-    if (!s.draft.empty() && std::filesystem::exists(s.draft)) draft_sha[i] = sha256_file(s.draft);
-  }
-
-  std::filesystem::path db(opt.db_path);
-  if (db.has_parent_path() && !opt.dry_run) std::filesystem::create_directories(db.parent_path());
-  std::set<std::string> done;
-  if (std::filesystem::exists(db))
-    done = results::ResultStore::open_readonly(opt.db_path).done_cases(plan.trials);
-
-  std::vector<std::string> keys;
-  for (const Case& c : cases) {
-    const bool uses_draft = find_method(c.method).needs_draft();
-    keys.push_back(
-        case_key(plan, c, target_sha[c.model_set], uses_draft ? draft_sha[c.model_set] : ""));
-  }
-  if (opt.dry_run) {
-    for (size_t i = 0; i < cases.size(); ++i)
-      log << (done.count(keys[i]) ? "done  " : "todo  ") << cases[i].label(plan) << "  "
-          << keys[i].substr(0, 12) << "\n";
-    return sum;
-  }
-
-  results::ResultStore store = results::ResultStore::open(opt.db_path);
+results::RunInfo make_run_info(const Plan& plan, const RunOptions& opt, size_t n_cases,
+                               const SetDigests& digests) {
   const Environment env = capture_environment();
   results::RunInfo info;
   info.git_commit = env.git_commit;
@@ -150,182 +90,148 @@ RunSummary run_plan(const Plan& given, const RunOptions& opt, std::ostream& log)
   info.plan = plan.source;
   info.config = {{"db", opt.db_path},
                  {"threads", env.threads},
-                 {"cases", cases.size()},
+                 {"cases", n_cases},
+                 {"kv_dtypes", plan.kv_dtypes},
+                 {"prefill_chunk", plan.prefill_chunk},
                  {"environment", env.to_json()}};
   info.hostname = env.hostname;
   info.accelbench_version = env.accelbench_version;
-  sum.run_id = store.begin_run(info);
+  info.fma_peak_gflops = run_fma_peak_gflops(env.threads);
+  info.inputs = describe_inputs(plan, digests);
+  info.suite = suite_declaration(plan);
+  return info;
+}
+
+// One progress line per case on a terminal, else at most one every 10 s (and the last).
+class Progress {
+ public:
+  Progress(std::ostream& log, size_t todo) : log_(log), todo_(todo), tty_(isatty(2)) {}
+  void case_done(const std::string& label) {
+    ++finished_;
+    const double elapsed = since(start_);
+    const double eta = elapsed / double(finished_) * double(todo_ - finished_);
+    if (!tty_ && since(last_) <= 10 && finished_ != todo_) return;
+    char line[512];
+    std::snprintf(line, sizeof line, "[%zu/%zu] %s | elapsed %s | ETA %s", finished_, todo_,
+                  label.c_str(), fmt_duration(elapsed).c_str(), fmt_duration(eta).c_str());
+    log_ << (tty_ ? "\r\033[K" : "") << line << (tty_ ? "" : "\n") << std::flush;
+    last_ = Clock::now();
+  }
+  void failure(const std::string& label, const std::string& what) {
+    log_ << (tty_ ? "\n" : "") << "case failed: " << label << ": " << what << "\n";
+  }
+  ~Progress() {
+    if (tty_) log_ << "\n";
+  }
+
+ private:
+  std::ostream& log_;
+  size_t todo_, finished_ = 0;
+  bool tty_;
+  Clock::time_point start_ = Clock::now(), last_ = Clock::now() - std::chrono::seconds(60);
+};
+
+void print_dry_run(const Plan& plan, const std::vector<Case>& cases,
+                   const std::vector<std::string>& keys, const std::set<std::string>& done,
+                   std::ostream& log) {
+  for (size_t i = 0; i < cases.size(); ++i)
+    log << (done.count(keys[i]) ? "done  " : "todo  ") << cases[i].label(plan) << "  "
+        << keys[i].substr(0, 12) << "\n";
+}
+
+}  // namespace
+
+std::string case_key(const Plan& plan, const Case& c,
+                     const std::map<std::string, std::string>& input_digests) {
+  nlohmann::json k = c.config(plan);
+  for (const auto& [role, sha] : input_digests) k[role + "_sha256"] = sha;
+  return sha256_text(k.dump());
+}
+
+RunSummary run_plan(const Plan& given, const RunOptions& opt, std::ostream& log) {
+  RunSummary sum;
+  const auto t_setup = Clock::now();
+  // A --threads override is part of every case's key: timings at another thread count are other
+  // cases, never "already done".
+  Plan plan = given;
+  if (opt.threads > 0) plan.threads = opt.threads;
+  if (plan.threads > 0) set_num_threads(plan.threads);
+  const std::vector<Case> cases = expand_plan(plan);
+  sum.cases = cases.size();
+
+  for (const auto& s : plan.models) {
+    if (opt.dry_run) continue;
+    ensure_family(s, log);
+  }
+  const std::filesystem::path db(opt.db_path);
+  std::unique_ptr<results::ResultStore> store;
+  std::set<std::string> done;
+  if (!opt.dry_run) {
+    if (db.has_parent_path()) std::filesystem::create_directories(db.parent_path());
+    store = std::make_unique<results::ResultStore>(results::ResultStore::open(opt.db_path));
+    done = store->done_cases(plan.trials);
+  } else if (std::filesystem::exists(db)) {
+    store = std::make_unique<results::ResultStore>(results::ResultStore::open_readonly(opt.db_path));
+    done = store->done_cases(plan.trials);
+  }
+  const SetDigests digests = digest_inputs(plan, store.get());
+  for (size_t i = 0; i < plan.models.size() && !opt.dry_run; ++i)
+    if (!digests[i].count("target"))
+      throw PlanError("[plan] models[" + std::to_string(i) + "].target: no such file '" +
+                      plan.models[i].path("target") + "'");
+  std::vector<std::string> keys;
+  for (const Case& c : cases) keys.push_back(case_key(plan, c, case_digests(c, digests)));
+  if (opt.dry_run) {
+    print_dry_run(plan, cases, keys, done, log);
+    return sum;
+  }
+  sum.run_id = store->begin_run(make_run_info(plan, opt, cases.size(), digests));
   sum.setup_s += since(t_setup);
 
   g_interrupts = 0;
   auto old_handler = std::signal(SIGINT, on_sigint);
-  const bool tty = isatty(2);
-  const auto t_start = Clock::now();
-  auto last_line = Clock::now() - std::chrono::seconds(60);
   size_t todo = 0;
   for (const auto& k : keys) todo += done.count(k) ? 0 : 1;
-  size_t finished = 0;
-  std::map<size_t, LoadedSet> loaded;
-
-  for (size_t ci = 0; ci < cases.size() && !g_interrupts; ++ci) {
-    const Case& c = cases[ci];
-    if (done.count(keys[ci])) {
-      ++sum.skipped;
-      continue;
-    }
-    const Method& method = find_method(c.method);
-    const ModelSetSpec& ms = plan.models[c.model_set];
-    results::TrialRecord base;
-    base.case_key = keys[ci];
-    base.run_id = sum.run_id;
-    base.method = c.method;
-    base.params = c.params;
-    base.context_len = c.context_len;
-    base.workload = plan.workload.kind;
-    base.workload_version = "1";
-    base.sample_id = std::to_string(c.sample);
-    base.decode_tokens = plan.decode_tokens;
-    double measured_case = 0;
-    const auto t_case = Clock::now();
-    double setup_case = 0, warmup_case = 0;
-    try {
-      if (!loaded.count(c.model_set)) {
+  {
+    Progress progress(log, todo);
+    std::unique_ptr<LoadedModelSet> loaded;  // one model set in memory at a time
+    ReferenceCache references;
+    for (size_t ci = 0; ci < cases.size() && !g_interrupts; ++ci) {
+      const Case& c = cases[ci];
+      if (done.count(keys[ci])) {
+        ++sum.skipped;
+        continue;
+      }
+      const auto t_case = Clock::now();
+      CaseTimes times;
+      if (!loaded || &loaded->spec() != &plan.models[c.model_set]) {
         const auto t_load = Clock::now();
-        loaded.clear();  // one model set in memory at a time
-        LoadedSet& L = loaded[c.model_set];
-        L.target = Model::load(ms.target);
-        L.target_ref = model_ref(*L.target);
-        if (!ms.draft.empty() && std::filesystem::exists(ms.draft)) {
-          L.draft = Model::load(ms.draft);
-          L.draft_ref = model_ref(*L.draft);
-        }
-        try {
-          auto spec = TokenizerSpec::from_gguf(L.target->file());
-          L.bos = spec.bos;
-          L.eos = spec.eos;
-        } catch (const std::exception&) {
-          // No usable tokenizer: prompts are plain ids without BOS, decoding never stops early.
-        }
-        setup_case = since(t_load);
+        loaded = std::make_unique<LoadedModelSet>(plan.models[c.model_set], digests[c.model_set]);
+        references.clear();
+        times.setup_s += since(t_load);  // models load lazily, inside the first case
       }
-      LoadedSet& L = loaded[c.model_set];
-      base.target = L.target_ref;
-      if (method.needs_draft()) {
-        if (!L.draft)
-          throw std::runtime_error("method '" + c.method + "' needs a draft model but model set '" +
-                                   ms.name + "' has none");
-        base.draft = L.draft_ref;
+      const CaseInput in{plan, c, *loaded, references, g_interrupts};
+      const results::TrialRecord identity = case_identity(in, keys[ci], sum.run_id);
+      try {
+        const auto trials = run_case(in, identity, times);
+        if (g_interrupts) break;  // the case in flight is dropped, never half-recorded
+        store->record_case(trials);
+        ++sum.completed;
+      } catch (const std::exception& e) {
+        if (g_interrupts) break;
+        store->record_failure(identity, e.what());
+        ++sum.failed;
+        progress.failure(c.label(plan), e.what());
       }
-      const int n_ctx = L.target->config().n_ctx;
-      if (c.context_len + plan.decode_tokens > n_ctx)
-        throw std::runtime_error("context_lengths: " + std::to_string(c.context_len) +
-                                 " + decode_tokens " + std::to_string(plan.decode_tokens) +
-                                 " exceeds the context length " + std::to_string(n_ctx) + " of " +
-                                 ms.target);
-      Engine engine{L.target.get(), method.needs_draft() ? L.draft.get() : nullptr,
-                    plan.prefill_chunk};
-      Request req;
-      req.prompt = synthetic_prompt(
-          L.target->config().n_vocab, L.bos,
-          L.eos >= 0 ? std::vector<int32_t>{L.eos} : std::vector<int32_t>{}, size_t(c.context_len),
-          plan.seed * 1000003ull + uint64_t(c.sample) * 7919ull + uint64_t(c.context_len));
-      req.max_new_tokens = plan.decode_tokens;
-      req.eos = -1;  // fixed decode length so timings are comparable across methods
-      // Agreement with the baseline (untimed). The baseline's reference is taken from its own
-      // first warm-up when it runs first, else from an extra baseline run counted as setup; the
-      // method's teacher-forced agreement run doubles as its first warm-up.
-      const int steps = std::min(plan.agreement_steps, n_ctx - c.context_len);
-      std::optional<Agreement> agree;
-      double reference_s = 0;
-      int warmups_left = plan.warmup;
-      const auto ref_key = std::make_pair(c.context_len, c.sample);
-      auto scoring_request = [&](const Request& from) {
-        Request rq = from;
-        rq.max_new_tokens = steps;
-        rq.keep_logits = steps;
-        return rq;
-      };
-      auto keep_reference = [&](Outcome&& o) {
-        L.references[ref_key] = Reference{std::move(o.tokens), std::move(o.logits)};
-      };
-      const auto t_warm = Clock::now();
-      if (steps > 0 && c.method == kBaseline && !L.references.count(ref_key) && warmups_left > 0) {
-        keep_reference(method.run(engine, scoring_request(req), c.params));
-        --warmups_left;
-      } else if (steps > 0 && c.method != kBaseline) {
-        if (!L.references.count(ref_key)) {
-          const auto t_ref = Clock::now();
-          const Method& b = find_method(kBaseline);
-          keep_reference(b.run(Engine{L.target.get(), nullptr, plan.prefill_chunk},
-                               scoring_request(req), resolve_params(b, nlohmann::json::object())));
-          reference_s = since(t_ref);
-        }
-        const Reference& ref = L.references.at(ref_key);
-        Request rq = scoring_request(req);
-        rq.forced_tokens = ref.tokens;
-        const Outcome o = method.run(engine, rq, c.params);
-        agree = agreement(ref.logits, o.logits);
-        --warmups_left;
-      }
-      for (int w = 0; w < warmups_left && !g_interrupts; ++w) method.run(engine, req, c.params);
-      warmup_case = since(t_warm) - reference_s;
-      setup_case += reference_s;
-      std::vector<results::TrialRecord> trials;
-      for (int t = 0; t < plan.trials && !g_interrupts; ++t) {
-        reset_peak_rss();
-        const auto t_run = Clock::now();
-        Outcome o = method.run(engine, req, c.params);
-        measured_case += since(t_run);
-        results::TrialRecord r = base;
-        r.trial_index = t;
-        r.ttft_s = o.ttft_s;
-        for (const auto& [name, s] : o.phases) r.phases[name] += s;
-        r.decode_tokens = int64_t(o.tokens.size());
-        if (o.tokens.size() > 1 && o.decode_s > 0)
-          r.decode_tok_s = double(o.tokens.size() - 1) / o.decode_s;
-        r.prompt_tokens = int64_t(o.prompt_tokens);
-        r.kept_tokens = int64_t(o.kept_tokens);
-        r.peak_rss_bytes = peak_rss_bytes();
-        r.kv_bytes = int64_t(o.kv_bytes);
-        r.output_tokens = o.tokens;
-        r.stats = o.stats;
-        if (agree) {
-          r.scores["agreement.first_token"] = agree->first_token;
-          r.scores["agreement.top1"] = agree->top1;
-          r.scores["agreement.kl_mean"] = agree->kl_mean;
-          r.scores["agreement.kl_max"] = agree->kl_max;
-          r.stats["agreement_steps"] = agree->steps;
-        }
-        trials.push_back(std::move(r));
-      }
-      if (g_interrupts) break;  // the case in flight is dropped, never half-recorded
-      store.record_case(trials);
-      ++sum.completed;
-    } catch (const std::exception& e) {
-      if (g_interrupts) break;
-      store.record_failure(base, e.what());
-      ++sum.failed;
-      log << (tty ? "\n" : "") << "case failed: " << c.label(plan) << ": " << e.what() << "\n";
+      progress.case_done(c.label(plan));
+      sum.measured_s += times.measured_s;
+      sum.setup_s += times.setup_s;
+      // Bookkeeping = the case's wall time less setup, warm-ups and measured trials.
+      sum.overhead_s += since(t_case) - times.setup_s - times.warmup_s - times.measured_s;
     }
-    ++finished;
-    sum.measured_s += measured_case;
-    sum.setup_s += setup_case;
-    const double elapsed = since(t_start);
-    const double eta = finished ? elapsed / double(finished) * double(todo - finished) : 0;
-    if (tty || since(last_line) > 10 || finished == todo) {
-      char line[512];
-      std::snprintf(line, sizeof line, "[%zu/%zu] %s | elapsed %s | ETA %s", finished, todo,
-                    c.label(plan).c_str(), fmt_duration(elapsed).c_str(),
-                    fmt_duration(eta).c_str());
-      log << (tty ? "\r\033[K" : "") << line << (tty ? "" : "\n") << std::flush;
-      last_line = Clock::now();
-    }
-    // Bookkeeping = the case's wall time less model setup, warm-ups and measured trials.
-    sum.overhead_s += since(t_case) - setup_case - warmup_case - measured_case;
   }
-  if (tty) log << "\n";
   sum.interrupted = g_interrupts > 0;
-  store.end_run(sum.run_id);
+  store->end_run(sum.run_id);
   std::signal(SIGINT, old_handler);
   return sum;
 }

@@ -4,6 +4,7 @@
 // failures and goes on, and stops cleanly on Ctrl-C (losing at most the case in flight).
 #pragma once
 #include <cstddef>
+#include <map>
 #include <ostream>
 #include <string>
 
@@ -28,8 +29,9 @@ struct RunSummary {
 
 RunSummary run_plan(const Plan& plan, const RunOptions& opt, std::ostream& log);
 
-// Case key: sha256 of the case config plus the model file hashes it runs on.
-std::string case_key(const Plan& plan, const Case& c, const std::string& target_sha,
-                     const std::string& draft_sha);
+// Case key: sha256 of the case config plus the digests of the inputs its method uses, by role
+// (stored as "<role>_sha256", so keys of target/draft cases are unchanged by the roles).
+std::string case_key(const Plan& plan, const Case& c,
+                     const std::map<std::string, std::string>& input_digests);
 
 }  // namespace accel

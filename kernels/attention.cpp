@@ -28,7 +28,10 @@
 #include <cmath>
 #include <vector>
 
+#include <immintrin.h>
+
 #include "kernels/attention_simd.h"
+#include "kernels/fp16.h"
 #include "kernels/threading.h"
 
 // GCC 12 flags the unspecified-value operand inside its own AVX-512 intrinsics (GCC bug 105593).
@@ -65,9 +68,10 @@ struct Problem {
   size_t ldq;
   const int32_t* q_pos;
   size_t n_q;
-  const float* k;
-  const float* v;
+  const void* k;  // rows of `fmt`, stride ldkv elements
+  const void* v;
   size_t ldkv;
+  KVFormat fmt;
   const int32_t* kv_pos;
   size_t n_kv;
   float* out;
@@ -150,16 +154,16 @@ struct PvRow {
   int32_t pos;
 };
 void pv_block(const Problem& pr, const PvRow* rows, int n_rows, size_t pstride, const float* vb,
-              int b, int nb) {
+              size_t ldv, int b, int nb) {
   const float* P[kPvRows];
   float* O[kPvRows];
   float A[kPvRows];
   int n = 0;
   auto flush = [&] {
     switch (n) {
-#define ACCEL_PV_CASE(k)                                                    \
-  case k:                                                                   \
-    pv_rows<k, false>(P, pstride, O, A, vb, pr.ldkv, nb, pr.D, nullptr, 0); \
+#define ACCEL_PV_CASE(k)                                                \
+  case k:                                                               \
+    pv_rows<k, false>(P, pstride, O, A, vb, ldv, nb, pr.D, nullptr, 0); \
     break;
       ACCEL_PV_CASE(1)
       ACCEL_PV_CASE(2)
@@ -185,10 +189,50 @@ void pv_block(const Problem& pr, const PvRow* rows, int n_rows, size_t pstride, 
       A[n] = r.alpha;
       if (++n == kPvRows) flush();
     } else {
-      pv_rows<1, true>(&r.p, pstride, &r.o, &r.alpha, vb, pr.ldkv, nb, pr.D, kpos, r.pos);
+      pv_rows<1, true>(&r.p, pstride, &r.o, &r.alpha, vb, ldv, nb, pr.D, kpos, r.pos);
     }
   }
   flush();
+}
+
+// ---- key/value rows as f32
+// -----------------------------------------------------------------------
+
+// n halves to floats. Widening is exact, so the hardware and scalar paths give the same bits.
+void widen_f16(const uint16_t* src, float* dst, int n) {
+  int i = 0;
+#if defined(__AVX512F__)
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(
+        dst + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i))));
+#elif defined(__F16C__)
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(dst + i,
+                     _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
+#endif
+  for (; i < n; ++i) dst[i] = fp16_to_f32(src[i]);
+}
+
+struct F32Rows {
+  const float* p;
+  size_t ld;
+};
+
+// Rows [j0, j0 + nb) of the head slice at element offset koff of `base` (pr.k or pr.v) as f32:
+// f32 storage is read in place, f16 storage is widened into buf one block at a time.
+F32Rows head_rows(const Problem& pr, const void* base, size_t j0, int nb, size_t koff,
+                  std::vector<float>& buf) {
+  if (pr.fmt == KVFormat::F32)
+    return {static_cast<const float*>(base) + j0 * pr.ldkv + koff, pr.ldkv};
+  const uint16_t* h = static_cast<const uint16_t*>(base) + j0 * pr.ldkv + koff;
+  buf.resize(size_t(nb) * size_t(pr.D));
+  for (int j = 0; j < nb; ++j)
+    widen_f16(h + size_t(j) * pr.ldkv, buf.data() + size_t(j) * pr.D, pr.D);
+  return {buf.data(), size_t(pr.D)};
+}
+
+size_t kv_element_bytes(KVFormat f) {
+  return f == KVFormat::F16 ? 2 : 4;
 }
 
 // ---- row-lane layout (prefill) ------------------------------------------------------------------
@@ -233,6 +277,7 @@ void qk_rowlane_block(const float* Qt, size_t Rp, const float* kb, size_t ldkv, 
 
 struct Scratch {
   std::vector<float> qt, s, o, m, l, alpha;
+  std::vector<float> kf, vf;  // one block of widened K / V rows (f16 storage only)
   std::vector<int32_t> pos;
   std::vector<PvRow> rows;
 };
@@ -268,20 +313,21 @@ void tile_rowlane(const Problem& pr, int g, size_t i0, int nq, Scratch& sc) {
     if (pr.blk_min[b] > pmax) continue;
     const size_t j0 = size_t(b) * kBlock;
     const int nb = int(std::min<size_t>(kBlock, pr.n_kv - j0));
-    const float* kb = pr.k + j0 * pr.ldkv + koff;
+    const F32Rows kr = head_rows(pr, pr.k, j0, nb, koff, sc.kf);
+    const float* kb = kr.p;
     float* S = sc.s.data();
     for (int u0 = 0; u0 < RV; u0 += 3) {
       const float* Qt = sc.qt.data() + u0 * W;
       float* Su = S + u0 * W;
       switch (std::min(3, RV - u0)) {
         case 1:
-          qk_rowlane_block<1>(Qt, Rp, kb, pr.ldkv, nb, D, Su);
+          qk_rowlane_block<1>(Qt, Rp, kb, kr.ld, nb, D, Su);
           break;
         case 2:
-          qk_rowlane_block<2>(Qt, Rp, kb, pr.ldkv, nb, D, Su);
+          qk_rowlane_block<2>(Qt, Rp, kb, kr.ld, nb, D, Su);
           break;
         default:
-          qk_rowlane_block<3>(Qt, Rp, kb, pr.ldkv, nb, D, Su);
+          qk_rowlane_block<3>(Qt, Rp, kb, kr.ld, nb, D, Su);
       }
     }
     // Online softmax, lanes over rows; S becomes P in place.
@@ -310,7 +356,8 @@ void tile_rowlane(const Problem& pr, int g, size_t i0, int nq, Scratch& sc) {
       store(sc.alpha.data() + u * W, alpha);
     }
     for (int r = 0; r < R; ++r) sc.rows[r].alpha = sc.alpha[r];
-    pv_block(pr, sc.rows.data(), R, Rp, pr.v + j0 * pr.ldkv + koff, b, nb);
+    const F32Rows vr = head_rows(pr, pr.v, j0, nb, koff, sc.vf);
+    pv_block(pr, sc.rows.data(), R, Rp, vr.p, vr.ld, b, nb);
   }
   for (int r = 0; r < R; ++r) {
     float* o = pr.out + (i0 + r / G) * pr.ldo + size_t(g * G + r % G) * D;
@@ -446,10 +493,11 @@ void tile_keylane(const Problem& pr, int g0, int ng, size_t i0, int nq, Scratch&
     const int32_t* kpos = pr.kv_pos + j0;
     if (b + 1 < n_blocks) {  // the next block's K/V slices: decode is a pure stream
       const size_t j1 = j0 + kBlock, n1 = std::min<size_t>(kBlock, pr.n_kv - j1);
-      const size_t bytes = size_t(ng) * D * sizeof(float);
+      const size_t eb = kv_element_bytes(pr.fmt), bytes = size_t(ng) * D * eb;
       for (size_t j = 0; j < n1; ++j) {
-        const char* kr = reinterpret_cast<const char*>(pr.k + (j1 + j) * pr.ldkv + size_t(g0) * D);
-        const char* vr = reinterpret_cast<const char*>(pr.v + (j1 + j) * pr.ldkv + size_t(g0) * D);
+        const size_t at = ((j1 + j) * pr.ldkv + size_t(g0) * D) * eb;
+        const char* kr = static_cast<const char*>(pr.k) + at;
+        const char* vr = static_cast<const char*>(pr.v) + at;
         for (size_t o = 0; o < bytes; o += 64) {
           _mm_prefetch(kr + o, _MM_HINT_T1);
           _mm_prefetch(vr + o, _MM_HINT_T1);
@@ -459,7 +507,8 @@ void tile_keylane(const Problem& pr, int g0, int ng, size_t i0, int nq, Scratch&
     for (int gi = 0; gi < ng; ++gi) {
       const size_t koff = size_t(g0 + gi) * D;
       const int r0 = gi * Rh;
-      transpose_keys(pr.k + j0 * pr.ldkv + koff, pr.ldkv, nb, D, sc.qt.data());
+      const F32Rows kr = head_rows(pr, pr.k, j0, nb, koff, sc.kf);
+      transpose_keys(kr.p, kr.ld, nb, D, sc.qt.data());
       qk_keylane_all(sc.qt.data(), qr.data() + r0, Rh, D, nkv, sc.s.data() + size_t(r0) * kBlock);
       for (int r = r0; r < r0 + Rh; ++r) {
         PvRow& row = sc.rows[r];
@@ -490,7 +539,8 @@ void tile_keylane(const Problem& pr, int g0, int ng, size_t i0, int nq, Scratch&
         sc.m[r] = mn;
         row.alpha = alpha;
       }
-      pv_block(pr, sc.rows.data() + r0, Rh, 1, pr.v + j0 * pr.ldkv + koff, b, nb);
+      const F32Rows vr = head_rows(pr, pr.v, j0, nb, koff, sc.vf);
+      pv_block(pr, sc.rows.data() + r0, Rh, 1, vr.p, vr.ld, b, nb);
     }
   }
   for (int r = 0; r < R; ++r) {
@@ -511,25 +561,24 @@ void tile_keylane(const Problem& pr, int g0, int ng, size_t i0, int nq, Scratch&
 void attention_causal(const AttentionShape& s, const float* q, size_t ldq, const int32_t* q_pos,
                       size_t n_q, const float* k, const float* v, size_t ldkv,
                       const int32_t* kv_pos, size_t n_kv, float* out, size_t ldo) {
+  attention_causal(s, q, ldq, q_pos, n_q, KVRows{k, v, ldkv, KVFormat::F32}, kv_pos, n_kv, out,
+                   ldo);
+}
+
+void attention_causal(const AttentionShape& s, const float* q, size_t ldq, const int32_t* q_pos,
+                      size_t n_q, const KVRows& kv, const int32_t* kv_pos, size_t n_kv, float* out,
+                      size_t ldo) {
   assert(s.n_kv_heads > 0 && s.n_heads % s.n_kv_heads == 0 && s.head_dim > 0);
   if (n_q == 0) return;
-  Problem pr{&s,
-             q,
-             ldq,
-             q_pos,
-             n_q,
-             k,
-             v,
-             ldkv,
-             kv_pos,
-             n_kv,
-             out,
-             ldo,
-             s.n_heads / s.n_kv_heads,
-             s.head_dim,
-             s.scale * kLog2e,
-             {},
-             {}};
+  Problem pr{&s,         q,
+             ldq,        q_pos,
+             n_q,        kv.k,
+             kv.v,       kv.ld,
+             kv.format,  kv_pos,
+             n_kv,       out,
+             ldo,        s.n_heads / s.n_kv_heads,
+             s.head_dim, s.scale * kLog2e,
+             {},         {}};
   const size_t n_blocks = (n_kv + kBlock - 1) / kBlock;
   pr.blk_min.assign(n_blocks, INT32_MAX);
   pr.blk_max.assign(n_blocks, INT32_MIN);

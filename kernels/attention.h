@@ -19,12 +19,29 @@ struct AttentionShape {
   float scale = 0.f;  // usually 1/sqrt(head_dim)
 };
 
+// How the key/value rows are stored. F16 rows are widened to f32 block by block inside the kernel
+// (exactly), so an f16 cache gives the bits an f32 cache holding the same rounded values would.
+enum class KVFormat { F32, F16 };
+
+// Key and value rows: [n_kv][n_kv_heads * head_dim] elements of `format`, row stride `ld`
+// (elements).
+struct KVRows {
+  const void* k = nullptr;
+  const void* v = nullptr;
+  size_t ld = 0;
+  KVFormat format = KVFormat::F32;
+};
+
 // q:  [n_q][n_heads * head_dim], row stride ldq; q_pos[n_q].
 // k, v: [n_kv][n_kv_heads * head_dim], row stride ldkv; kv_pos[n_kv].
 // out: [n_q][n_heads * head_dim], row stride ldo. A query that sees no key gets zeros.
 void attention_causal(const AttentionShape& s, const float* q, size_t ldq, const int32_t* q_pos,
                       size_t n_q, const float* k, const float* v, size_t ldkv,
                       const int32_t* kv_pos, size_t n_kv, float* out, size_t ldo);
+// The same over rows of any KVFormat.
+void attention_causal(const AttentionShape& s, const float* q, size_t ldq, const int32_t* q_pos,
+                      size_t n_q, const KVRows& kv, const int32_t* kv_pos, size_t n_kv, float* out,
+                      size_t ldo);
 
 // Plain double-precision reference (two-pass softmax), same layout; out in double.
 void attention_reference(const AttentionShape& s, const float* q, size_t ldq, const int32_t* q_pos,

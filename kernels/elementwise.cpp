@@ -6,20 +6,35 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/threading.h"
+
 namespace accel {
+
+namespace {
+// Work estimates for parallel_for's threshold, in its flop-like units (GEMM's multiply-add = 2,
+// 0.0080 ns of one thread's CPU time on the 2-core Xeon of issue 9), from each loop's serial CPU
+// time in tests/bench/bench_threads_under_load BM_SerialCost: rmsnorm 0.63 ns per element; rope
+// 1071 ns per row of 32 angles and 12 heads, 1020 ns with 1 head, so 0.145 ns per rotated pair
+// and 31.7 ns per angle (one pow, one cos, one sin in double).
+constexpr double kRmsnormWorkPerElement = 80;
+constexpr double kRopeWorkPerAngle = 4000;
+constexpr double kRopeWorkPerPair = 18;
+}  // namespace
 
 void rmsnorm(const float* x, size_t n_rows, size_t dim, size_t ldx, const float* weight, float eps,
              float* out, size_t ldo) {
-#pragma omp parallel for schedule(static) if (n_rows > 16)
-  for (size_t r = 0; r < n_rows; ++r) {
-    const float* xr = x + r * ldx;
-    float* o = out + r * ldo;
-    // Sum of squares in double: one fixed sequential order, and no loss at 32K-wide activations.
-    double ss = 0;
-    for (size_t i = 0; i < dim; ++i) ss += double(xr[i]) * double(xr[i]);
-    const float inv = float(1.0 / std::sqrt(ss / double(dim) + double(eps)));
-    for (size_t i = 0; i < dim; ++i) o[i] = xr[i] * inv * weight[i];
-  }
+  const double work = double(n_rows) * double(dim) * kRmsnormWorkPerElement;
+  parallel_ranges(n_rows, work, [&](size_t r0, size_t r1, int) {
+    for (size_t r = r0; r < r1; ++r) {
+      const float* xr = x + r * ldx;
+      float* o = out + r * ldo;
+      // Sum of squares in double: one fixed sequential order, and no loss at 32K-wide activations.
+      double ss = 0;
+      for (size_t i = 0; i < dim; ++i) ss += double(xr[i]) * double(xr[i]);
+      const float inv = float(1.0 / std::sqrt(ss / double(dim) + double(eps)));
+      for (size_t i = 0; i < dim; ++i) o[i] = xr[i] * inv * weight[i];
+    }
+  });
 }
 
 void rmsnorm_reference(const float* x, size_t n_rows, size_t dim, size_t ldx, const float* weight,
@@ -53,11 +68,11 @@ void rope(float* x, size_t n_rows, size_t ld, int n_heads, const int32_t* pos,
           const RopeParams& p) {
   assert(p.n_rot % 2 == 0 && p.n_rot <= p.head_dim);
   const int half = p.n_rot / 2;
-#pragma omp parallel if (n_rows > 16)
-  {
+  const double work = double(n_rows) * (double(half) * kRopeWorkPerAngle +
+                                        double(n_heads) * double(half) * kRopeWorkPerPair);
+  parallel_ranges(n_rows, work, [&](size_t r0, size_t r1, int) {
     std::vector<float> cs(size_t(half) * 2);
-#pragma omp for schedule(static)
-    for (size_t r = 0; r < n_rows; ++r) {
+    for (size_t r = r0; r < r1; ++r) {
       for (int i = 0; i < half; ++i) {
         const double th = rope_theta(p, pos[r], i);
         cs[2 * i] = float(std::cos(th));
@@ -74,7 +89,7 @@ void rope(float* x, size_t n_rows, size_t ld, int n_heads, const int32_t* pos,
         }
       }
     }
-  }
+  });
 }
 
 void rope_reference(double* x, size_t n_rows, size_t ld, int n_heads, const int32_t* pos,

@@ -16,8 +16,6 @@
 // variable, which trips -W(maybe-)uninitialized once inlined here; the value is never used.
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <array>
@@ -30,98 +28,25 @@
 
 #include "kernels/fp16.h"
 #include "kernels/quant.h"
+#include "kernels/simd.h"
+#include "kernels/threading.h"
 
 namespace accel {
 
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// Vector abstraction: the same micro-kernel and dequantizers are written once over V.
+// The same micro-kernel and dequantizers are written once over kernels/simd.h's operations.
+// AVX-512: 6 rows x 64 columns: 24 zmm accumulators + 4 weight vectors + 1 broadcast of the 32
+// registers; 4 weight loads + 6 broadcasts per 24 FMAs. Measured on Zen 4 (1 thread, CPU time,
+// M=2048 f32): 6x64 ~10% faster than 12x32, 14x32, 8x48 or 4x96 at the same K-block.
+// AVX2: 6 rows x 16 columns: 12 ymm accumulators + 2 weight vectors + 1 broadcast of the 16.
 // ---------------------------------------------------------------------------------------------
-
-#if defined(__AVX512F__) && !defined(ACCEL_GEMM_FORCE_AVX2)
-struct Vec {  // 16 lanes of f32 in a zmm register
-  using T = __m512;
-  static constexpr int W = 16;
-  static T zero() { return _mm512_setzero_ps(); }
-  static T load(const float* p) { return _mm512_loadu_ps(p); }
-  static void store(float* p, T v) { _mm512_storeu_ps(p, v); }
-  static T bcast(const float* p) { return _mm512_set1_ps(*p); }
-  static T fma(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
-  static T add(T a, T b) { return _mm512_add_ps(a, b); }
-  static T mul(T a, T b) { return _mm512_mul_ps(a, b); }
-  // Lanes [0, n) only; the others are neither read nor written (no out-of-bounds access).
-  static T load_n(const float* p, int n) {
-    return _mm512_maskz_loadu_ps(__mmask16((1u << n) - 1), p);
-  }
-  static void store_n(float* p, T v, int n) {
-    _mm512_mask_storeu_ps(p, __mmask16((1u << n) - 1), v);
-  }
-  static T from_f16(const uint16_t* p) {
-    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-  }
-  static T from_bf16(const uint16_t* p) {
-    const __m512i u =
-        _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(u, 16));
-  }
-  static T from_i8(const int8_t* p) {
-    return _mm512_cvtepi32_ps(
-        _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
-  }
-  // Low / high nibbles of W bytes, minus 8, as floats (q4_0 codes).
-  static void from_u4(const uint8_t* p, T& lo, T& hi) {
-    const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    const __m512i eight = _mm512_set1_epi32(8);
-    lo = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_and_si512(b, _mm512_set1_epi32(15)), eight));
-    hi = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_srli_epi32(b, 4), eight));
-  }
-};
-// 6 rows x 64 columns: 24 zmm accumulators + 4 weight vectors + 1 broadcast of the 32 registers;
-// 4 weight loads + 6 broadcasts per 24 FMAs. Measured on Zen 4 (1 thread, CPU time, M=2048 f32):
-// 6x64 ~10% faster than 12x32, 14x32, 8x48 or 4x96 at the same K-block.
+using simd::vf;
 constexpr int kMR = 6;
-constexpr int kNV = 4;
-#else
-struct Vec {  // 8 lanes of f32 in a ymm register (AVX2 + FMA + F16C)
-  using T = __m256;
-  static constexpr int W = 8;
-  static T zero() { return _mm256_setzero_ps(); }
-  static T load(const float* p) { return _mm256_loadu_ps(p); }
-  static void store(float* p, T v) { _mm256_storeu_ps(p, v); }
-  static T bcast(const float* p) { return _mm256_broadcast_ss(p); }
-  static T fma(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
-  static T add(T a, T b) { return _mm256_add_ps(a, b); }
-  static T mul(T a, T b) { return _mm256_mul_ps(a, b); }
-  static __m256i mask(int n) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  }
-  static T load_n(const float* p, int n) { return _mm256_maskload_ps(p, mask(n)); }
-  static void store_n(float* p, T v, int n) { _mm256_maskstore_ps(p, mask(n), v); }
-  static T from_f16(const uint16_t* p) {
-    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-  }
-  static T from_bf16(const uint16_t* p) {
-    const __m256i u = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    return _mm256_castsi256_ps(_mm256_slli_epi32(u, 16));
-  }
-  static T from_i8(const int8_t* p) {
-    return _mm256_cvtepi32_ps(
-        _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
-  }
-  static void from_u4(const uint8_t* p, T& lo, T& hi) {
-    const __m256i b = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
-    const __m256i eight = _mm256_set1_epi32(8);
-    lo = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(b, _mm256_set1_epi32(15)), eight));
-    hi = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(b, 4), eight));
-  }
-};
-// 6 rows x 16 columns: 12 ymm accumulators + 2 weight vectors + 1 broadcast of the 16 registers.
-constexpr int kMR = 6;
-constexpr int kNV = 2;
-#endif
+constexpr int kNV = simd::W == 16 ? 4 : 2;
 
-constexpr int kW = Vec::W;
+constexpr int kW = simd::W;
 constexpr int kNR = kNV * kW;  // columns per weight panel
 // K-block. Measured on Zen 4 (M=2048, f32): whole-K micro-panels streamed from L2 (the packed X
 // micro-panel kMR x kKC stays in L1) beat L1-sized weight slices: kKC 128/256/512/1024 gave
@@ -186,28 +111,28 @@ struct Tile {
 #define ACCEL_INLINE inline __attribute__((always_inline))
 
 template <int R>
-ACCEL_INLINE void fma_row(Vec::T (&acc)[R][kNV], const float* a, const Vec::T (&bv)[kNV]) {
+ACCEL_INLINE void fma_row(vf (&acc)[R][kNV], const float* a, const vf (&bv)[kNV]) {
   for (int r = 0; r < R; ++r) {
-    const Vec::T av = Vec::bcast(a + r);
-    for (int j = 0; j < kNV; ++j) acc[r][j] = Vec::fma(av, bv[j], acc[r][j]);
+    const vf av = simd::bcast(a + r);
+    for (int j = 0; j < kNV; ++j) acc[r][j] = simd::fma(av, bv[j], acc[r][j]);
   }
 }
 
 template <int R, DType WT>
 void ukernel(size_t kc, const float* __restrict a, const uint8_t* __restrict pan, size_t k0,
              const Tile& t) {
-  using T = Vec::T;
+  using T = vf;
   T acc[R][kNV];
   const bool full = t.ncols == kNR;
   auto lanes = [&](int j) { return std::clamp(t.ncols - j * kW, 0, kW); };
   if (t.accum) {
     for (int r = 0; r < R; ++r)
       for (int j = 0; j < kNV; ++j)
-        acc[r][j] = full ? Vec::load(t.c + r * t.ldc + j * kW)
-                         : Vec::load_n(t.c + r * t.ldc + j * kW, lanes(j));
+        acc[r][j] = full ? simd::load(t.c + r * t.ldc + j * kW)
+                         : simd::load_n(t.c + r * t.ldc + j * kW, simd::first(lanes(j)));
   } else {
     for (int r = 0; r < R; ++r)
-      for (int j = 0; j < kNV; ++j) acc[r][j] = Vec::zero();
+      for (int j = 0; j < kNV; ++j) acc[r][j] = simd::zero();
   }
   T bv[kNV];
   if constexpr (WT == DType::F32 || WT == DType::F16 || WT == DType::BF16) {
@@ -215,11 +140,11 @@ void ukernel(size_t kc, const float* __restrict a, const uint8_t* __restrict pan
       for (int j = 0; j < kNV; ++j) {
         const size_t off = (k0 + k) * kNR + j * kW;
         if constexpr (WT == DType::F32)
-          bv[j] = Vec::load(reinterpret_cast<const float*>(pan) + off);
+          bv[j] = simd::load(reinterpret_cast<const float*>(pan) + off);
         else if constexpr (WT == DType::F16)
-          bv[j] = Vec::from_f16(reinterpret_cast<const uint16_t*>(pan) + off);
+          bv[j] = simd::from_f16(reinterpret_cast<const uint16_t*>(pan) + off);
         else
-          bv[j] = Vec::from_bf16(reinterpret_cast<const uint16_t*>(pan) + off);
+          bv[j] = simd::from_bf16(reinterpret_cast<const uint16_t*>(pan) + off);
       }
       fma_row<R>(acc, a + k * kMR, bv);
     }
@@ -229,9 +154,9 @@ void ukernel(size_t kc, const float* __restrict a, const uint8_t* __restrict pan
       const int8_t* q = reinterpret_cast<const int8_t*>(p + kNR * 2);
       T sc[kNV];
       for (int j = 0; j < kNV; ++j)
-        sc[j] = Vec::from_f16(reinterpret_cast<const uint16_t*>(p) + j * kW);
+        sc[j] = simd::from_f16(reinterpret_cast<const uint16_t*>(p) + j * kW);
       for (int k = 0; k < 32; ++k) {
-        for (int j = 0; j < kNV; ++j) bv[j] = Vec::mul(Vec::from_i8(q + k * kNR + j * kW), sc[j]);
+        for (int j = 0; j < kNV; ++j) bv[j] = simd::mul(simd::from_i8(q + k * kNR + j * kW), sc[j]);
         fma_row<R>(acc, a + (kb * 32 + k) * kMR, bv);
       }
     }
@@ -241,13 +166,13 @@ void ukernel(size_t kc, const float* __restrict a, const uint8_t* __restrict pan
       const uint8_t* q = p + kNR * 2;
       T sc[kNV];
       for (int j = 0; j < kNV; ++j)
-        sc[j] = Vec::from_f16(reinterpret_cast<const uint16_t*>(p) + j * kW);
+        sc[j] = simd::from_f16(reinterpret_cast<const uint16_t*>(p) + j * kW);
       for (int half = 0; half < 2; ++half)
         for (int k = 0; k < 16; ++k) {
           for (int j = 0; j < kNV; ++j) {
             T lo, hi;
-            Vec::from_u4(q + k * kNR + j * kW, lo, hi);
-            bv[j] = Vec::mul(half ? hi : lo, sc[j]);
+            simd::from_u4(q + k * kNR + j * kW, lo, hi);
+            bv[j] = simd::mul(half ? hi : lo, sc[j]);
           }
           fma_row<R>(acc, a + (kb * 32 + half * 16 + k) * kMR, bv);
         }
@@ -255,16 +180,17 @@ void ukernel(size_t kc, const float* __restrict a, const uint8_t* __restrict pan
   }
   if (t.bias) {
     for (int j = 0; j < kNV; ++j) {
-      const T bj = full ? Vec::load(t.bias + j * kW) : Vec::load_n(t.bias + j * kW, lanes(j));
-      for (int r = 0; r < R; ++r) acc[r][j] = Vec::add(acc[r][j], bj);
+      const T bj =
+          full ? simd::load(t.bias + j * kW) : simd::load_n(t.bias + j * kW, simd::first(lanes(j)));
+      for (int r = 0; r < R; ++r) acc[r][j] = simd::add(acc[r][j], bj);
     }
   }
   for (int r = 0; r < R; ++r)
     for (int j = 0; j < kNV; ++j) {
       if (full)
-        Vec::store(t.c + r * t.ldc + j * kW, acc[r][j]);
+        simd::store(t.c + r * t.ldc + j * kW, acc[r][j]);
       else
-        Vec::store_n(t.c + r * t.ldc + j * kW, acc[r][j], lanes(j));
+        simd::store_n(t.c + r * t.ldc + j * kW, acc[r][j], simd::first(lanes(j)));
     }
 }
 
@@ -304,12 +230,12 @@ void dequant_slice(DType t, const uint8_t* pan, size_t k0, size_t kc, float* __r
       return;
     case DType::F16: {
       const uint16_t* s = reinterpret_cast<const uint16_t*>(pan) + k0 * kNR;
-      for (size_t i = 0; i < kc * kNR; i += kW) Vec::store(out + i, Vec::from_f16(s + i));
+      for (size_t i = 0; i < kc * kNR; i += kW) simd::store(out + i, simd::from_f16(s + i));
       return;
     }
     case DType::BF16: {
       const uint16_t* s = reinterpret_cast<const uint16_t*>(pan) + k0 * kNR;
-      for (size_t i = 0; i < kc * kNR; i += kW) Vec::store(out + i, Vec::from_bf16(s + i));
+      for (size_t i = 0; i < kc * kNR; i += kW) simd::store(out + i, simd::from_bf16(s + i));
       return;
     }
     case DType::Q8_0: {
@@ -318,12 +244,13 @@ void dequant_slice(DType t, const uint8_t* pan, size_t k0, size_t kc, float* __r
         const uint8_t* p = pan + (k0 / 32 + kb) * blk;
         const uint16_t* d = reinterpret_cast<const uint16_t*>(p);
         const int8_t* q = reinterpret_cast<const int8_t*>(p + kNR * 2);
-        Vec::T sc[kNV];
-        for (int j = 0; j < kNV; ++j) sc[j] = Vec::from_f16(d + j * kW);
+        vf sc[kNV];
+        for (int j = 0; j < kNV; ++j) sc[j] = simd::from_f16(d + j * kW);
         float* o = out + kb * 32 * kNR;
         for (int k = 0; k < 32; ++k)
           for (int j = 0; j < kNV; ++j)
-            Vec::store(o + k * kNR + j * kW, Vec::mul(Vec::from_i8(q + k * kNR + j * kW), sc[j]));
+            simd::store(o + k * kNR + j * kW,
+                        simd::mul(simd::from_i8(q + k * kNR + j * kW), sc[j]));
       }
       return;
     }
@@ -333,15 +260,15 @@ void dequant_slice(DType t, const uint8_t* pan, size_t k0, size_t kc, float* __r
         const uint8_t* p = pan + (k0 / 32 + kb) * blk;
         const uint16_t* d = reinterpret_cast<const uint16_t*>(p);
         const uint8_t* q = p + kNR * 2;
-        Vec::T sc[kNV];
-        for (int j = 0; j < kNV; ++j) sc[j] = Vec::from_f16(d + j * kW);
+        vf sc[kNV];
+        for (int j = 0; j < kNV; ++j) sc[j] = simd::from_f16(d + j * kW);
         float* o = out + kb * 32 * kNR;
         for (int k = 0; k < 16; ++k)
           for (int j = 0; j < kNV; ++j) {
-            Vec::T lo, hi;
-            Vec::from_u4(q + k * kNR + j * kW, lo, hi);
-            Vec::store(o + k * kNR + j * kW, Vec::mul(lo, sc[j]));
-            Vec::store(o + (k + 16) * kNR + j * kW, Vec::mul(hi, sc[j]));
+            vf lo, hi;
+            simd::from_u4(q + k * kNR + j * kW, lo, hi);
+            simd::store(o + k * kNR + j * kW, simd::mul(lo, sc[j]));
+            simd::store(o + (k + 16) * kNR + j * kW, simd::mul(hi, sc[j]));
           }
       }
       return;
@@ -481,6 +408,50 @@ PackedWeight PackedWeight::pack(DType t, const void* src, size_t rows, size_t co
   return pw;
 }
 
+namespace {
+
+// The work split: items are (row block, panel group) pairs, handed to whichever thread asks next.
+// Threads only change which outputs a thread computes, never how: every item covers whole panels
+// and whole kMR row tiles, and gemm_part's per-output sequence is the same for any such range.
+// About kItemsPerThread items per thread: enough that a thread the machine has descheduled holds
+// up little (the others take the rest), few enough that claiming (one contended atomic per item)
+// stays far below an item's time. With packed-X/scratch blocking (many rows) a group is kNCP
+// panels, the unit that blocking reuses; with few rows (decode) panels are grouped only as far as
+// the item count allows. Chosen, not swept.
+constexpr size_t kItemsPerThread = 8;
+
+struct GemmSplit {
+  size_t panels_per_item, rows_per_item, n_groups, n_row_blocks;
+  size_t items() const { return n_groups * n_row_blocks; }
+};
+
+GemmSplit split_gemm(size_t M, size_t panels, int threads) {
+  GemmSplit s{};
+  const size_t want = kItemsPerThread * size_t(threads);
+  s.panels_per_item = M <= kDirectTiles * kMR ? std::max<size_t>(1, panels / want) : kNCP;
+  s.n_groups = (panels + s.panels_per_item - 1) / s.panels_per_item;
+  const size_t mblocks = (M + kMC - 1) / kMC;  // rows split in whole kMC blocks
+  const size_t row_blocks = std::clamp<size_t>((want + s.n_groups - 1) / s.n_groups, 1, mblocks);
+  s.rows_per_item = (mblocks + row_blocks - 1) / row_blocks * kMC;
+  s.n_row_blocks = (M + s.rows_per_item - 1) / s.rows_per_item;
+  return s;
+}
+
+void run_gemm_items(const float* X, size_t M, size_t ldx, const PackedWeight& W, float* Y,
+                    size_t ldy, const float* bias) {
+  const size_t panels = (W.rows() + kNR - 1) / kNR;
+  const GemmSplit s = split_gemm(M, panels, num_threads());
+  const double flops = 2.0 * double(M) * double(W.rows()) * double(W.cols());
+  parallel_for(s.items(), flops, [&](size_t item, int) {
+    const size_t g = item / s.n_row_blocks, r = item % s.n_row_blocks;
+    const size_t p0 = g * s.panels_per_item, p1 = std::min(panels, p0 + s.panels_per_item);
+    const size_t m0 = r * s.rows_per_item, m1 = std::min(M, m0 + s.rows_per_item);
+    gemm_part(X, ldx, m0, m1, W, p0, p1, Y, ldy, bias);
+  });
+}
+
+}  // namespace
+
 void gemm(const float* X, size_t M, size_t ldx, const PackedWeight& W, float* Y, size_t ldy,
           const float* bias) {
   const size_t N = W.rows(), K = W.cols();
@@ -490,29 +461,7 @@ void gemm(const float* X, size_t M, size_t ldx, const PackedWeight& W, float* Y,
       for (size_t n = 0; n < N; ++n) Y[m * ldy + n] = bias ? 0.f + bias[n] : 0.f;
     return;
   }
-  const size_t panels = (N + kNR - 1) / kNR;
-  // Threads only change which outputs a thread computes, never how: split N by whole panels, or
-  // (when there are too few panels to share) M by whole row tiles. Tiny products stay serial.
-  int nt = omp_get_max_threads();
-  if (double(M) * double(N) * double(K) < 1 << 16) nt = 1;
-  const size_t mtiles = (M + kMR - 1) / kMR;
-  const bool split_m = panels < size_t(2 * nt) && mtiles >= size_t(2 * nt);
-  if (!split_m) nt = int(std::min<size_t>(nt, panels));
-  if (nt <= 1) {
-    gemm_part(X, ldx, 0, M, W, 0, panels, Y, ldy, bias);
-    return;
-  }
-#pragma omp parallel num_threads(nt)
-  {
-    const size_t t = size_t(omp_get_thread_num()), n = size_t(omp_get_num_threads());
-    if (split_m) {
-      const size_t a = mtiles * t / n * kMR, b = std::min(M, mtiles * (t + 1) / n * kMR);
-      if (a < b) gemm_part(X, ldx, a, b, W, 0, panels, Y, ldy, bias);
-    } else {
-      const size_t a = panels * t / n, b = panels * (t + 1) / n;
-      if (a < b) gemm_part(X, ldx, 0, M, W, a, b, Y, ldy, bias);
-    }
-  }
+  run_gemm_items(X, M, ldx, W, Y, ldy, bias);
 }
 
 void gemm_reference(const float* X, size_t M, size_t ldx, DType t, const void* W, size_t rows,

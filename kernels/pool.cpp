@@ -4,13 +4,11 @@
 // neighbours' history. Must not learn about tokens or attention.
 #include "kernels/pool.h"
 
-#if defined(__AVX__)
-#include <immintrin.h>
-#endif
-
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+
+#include "kernels/simd.h"
 
 namespace accel {
 
@@ -52,21 +50,12 @@ void avg_pool1d(const float* x, size_t n, int k, PoolEdge edge, float* out) {
     const size_t m = hi - lo;
     const float* base = x + lo - r;  // window of output lo starts here
     size_t i = 0;
-#if defined(__AVX512F__)
-    const __m512 vk = _mm512_set1_ps(fk);
-    for (; i + 16 <= m; i += 16) {
-      __m512 acc = _mm512_setzero_ps();
-      for (int t = 0; t < k; ++t) acc = _mm512_add_ps(acc, _mm512_loadu_ps(base + i + size_t(t)));
-      _mm512_storeu_ps(o + i, _mm512_div_ps(acc, vk));
+    const simd::vf vk = simd::set1(fk);
+    for (; i + simd::W <= m; i += simd::W) {
+      simd::vf acc = simd::zero();
+      for (int t = 0; t < k; ++t) acc = simd::add(acc, simd::load(base + i + size_t(t)));
+      simd::store(o + i, simd::div(acc, vk));
     }
-#elif defined(__AVX__)
-    const __m256 vk = _mm256_set1_ps(fk);
-    for (; i + 8 <= m; i += 8) {
-      __m256 acc = _mm256_setzero_ps();
-      for (int t = 0; t < k; ++t) acc = _mm256_add_ps(acc, _mm256_loadu_ps(base + i + size_t(t)));
-      _mm256_storeu_ps(o + i, _mm256_div_ps(acc, vk));
-    }
-#endif
     for (; i < m; ++i) {
       float acc = 0.f;
       for (int t = 0; t < k; ++t) acc += base[i + size_t(t)];

@@ -52,7 +52,7 @@ Outcome BaselineMethod::run(const Engine& e, const Request& r, const nlohmann::j
   PhaseTimer timer;
   Outcome out;
   const Model& m = *e.target;
-  KVCache cache = m.make_cache();
+  KVCache cache = e.make_target_cache();
   // One allocation for the prompt and the decode, inside the clock: growing by doubling would copy
   // the cache at every power of two and once more at the first decode step after a power-of-two
   // prompt.

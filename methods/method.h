@@ -3,6 +3,7 @@
 // they never touch SQLite, plans or suites (ARCHITECTURE.md layering).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -11,26 +12,32 @@
 #include <vector>
 
 #include "models/model.h"
+#include "models/param_spec.h"
 
 namespace accel {
 
-// One declared parameter: its default, its allowed values and a line of help.
-struct ParamSpec {
-  enum class Kind { Int, Float, Bool, Choice };
-  std::string name;
-  Kind kind = Kind::Float;
-  nlohmann::json default_value;
-  double min = 0, max = 0;           // Int/Float: inclusive range, checked
-  bool min_exclusive = false;        // e.g. keep in (0, 1]
-  std::vector<std::string> choices;  // Choice
+// An input a method needs, by role: a model (target, draft, aux, ...) or a plain file such as
+// fitted predictor weights. Plans name inputs by role; every input's digest is in the case key.
+struct InputSpec {
+  enum class Kind { Model, File };
+  std::string role;
+  Kind kind = Kind::Model;
   std::string help;
 };
 
-// What a method runs on: the target, and the draft/auxiliary model when the method needs one.
+// What a method runs on: the target, further models and files by role, and engine settings that
+// apply to every method (prefill chunking, the target's KV cache storage type).
 struct Engine {
   const Model* target = nullptr;
-  const Model* draft = nullptr;
+  std::map<std::string, const Model*> models;  // roles other than "target"
+  std::map<std::string, std::string> files;    // File inputs: role -> path
   size_t prefill_chunk = 512;
+  KVDType kv_dtype = KVDType::F32;
+
+  // The model of a role ("target" included); throws naming the role when it is missing.
+  const Model& model(const std::string& role) const;
+  const std::string& file(const std::string& role) const;
+  KVCache make_target_cache() const { return target->make_cache(kv_dtype); }
 };
 
 struct Request {
@@ -62,7 +69,13 @@ class Method {
   virtual std::string name() const = 0;
   virtual std::string summary() const = 0;
   virtual std::vector<ParamSpec> params() const { return {}; }
-  virtual bool needs_draft() const { return false; }
+  // Inputs by role; the default is the target alone. Every role listed is required.
+  virtual std::vector<InputSpec> inputs() const {
+    return {{"target", InputSpec::Kind::Model, "the model being accelerated"}};
+  }
+  // Reasons this method may fall back to its baseline path (recorded as stats["fallback"]). Any
+  // other exception fails the trial.
+  virtual std::vector<std::string> fallback_reasons() const { return {}; }
   // Runs one request. `params` is already resolved (see resolve_params).
   virtual Outcome run(const Engine& e, const Request& r, const nlohmann::json& params) const = 0;
 };

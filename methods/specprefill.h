@@ -16,7 +16,11 @@ class SpecPrefillMethod : public Method {
            "their original positions, decode at the full prompt length";
   }
   std::vector<ParamSpec> params() const override;
-  bool needs_draft() const override { return true; }
+  std::vector<InputSpec> inputs() const override {
+    return {{"target", InputSpec::Kind::Model, "the model being accelerated"},
+            {"draft", InputSpec::Kind::Model, "scores prompt tokens; shares the target's vocabulary"}};
+  }
+  std::vector<std::string> fallback_reasons() const override { return {"below_threshold"}; }
   Outcome run(const Engine& e, const Request& r, const nlohmann::json& params) const override;
 };
 

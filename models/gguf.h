@@ -122,6 +122,12 @@ class GgufFile {
   std::unique_ptr<Impl> impl_;
 };
 
+// llama.cpp's file-type number (`enum llama_ftype` in its include/llama.h) for a model whose
+// matrices are stored in `t` and whose norms and biases stay f32, which is what llama.cpp's
+// "MOSTLY_*" types mean; for general.file_type. These are not ggml type ids: q8_0 is tensor type 8
+// but file type 7, bf16 is tensor type 30 but file type 32.
+uint32_t llama_file_type(DType t);
+
 // Builds a GGUF v3 file in memory order: metadata in insertion order, tensors in insertion order,
 // each tensor's data aligned to `alignment` (default 32, written as general.alignment only when
 // not 32). write() goes to a temporary file and renames it, so a failed write leaves nothing.

@@ -1,4 +1,5 @@
-// GgufWriter: serialises metadata and tensors to a GGUF v3 file via `path.tmp` + rename.
+// GgufWriter: serialises metadata and tensors to a GGUF v3 file via `path.tmp` + rename; and
+// llama_file_type, the general.file_type number other tools (llama.cpp) expect for a tensor type.
 // It refuses anything the reader would refuse (bad dims, sizes, out-of-range values, strings over
 // the reader's caps), so every file it writes opens again; it must never leave a partial file.
 #include <unistd.h>
@@ -235,6 +236,23 @@ class TempFile {
 };
 
 }  // namespace
+
+uint32_t llama_file_type(DType t) {
+  // LLAMA_FTYPE_ALL_F32 = 0, MOSTLY_F16 = 1, MOSTLY_Q4_0 = 2, MOSTLY_Q8_0 = 7, MOSTLY_BF16 = 32.
+  switch (t) {
+    case DType::F32:
+      return 0;
+    case DType::F16:
+      return 1;
+    case DType::Q4_0:
+      return 2;
+    case DType::Q8_0:
+      return 7;
+    case DType::BF16:
+      return 32;
+  }
+  writer_error("no llama.cpp file type for tensor type " + std::to_string(uint32_t(t)));
+}
 
 GgufWriter::GgufWriter(uint64_t alignment) : alignment_(alignment) {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > kMaxAlignment)

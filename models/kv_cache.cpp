@@ -1,38 +1,41 @@
-// KVCache storage (see kv_cache.h). Grows geometrically so long prompts do not reallocate per
-// chunk.
+// KVCache bookkeeping (see kv_cache.h): positions, size and capacity; rows live in the storage.
+// Grows geometrically so long prompts do not reallocate per chunk.
 #include "models/kv_cache.h"
 
 #include <algorithm>
 #include <cassert>
+#include <stdexcept>
 
 namespace accel {
 
-KVCache::KVCache(int n_layer, int kv_dim)
-    : n_layer_(n_layer), kv_dim_(kv_dim), k_(size_t(n_layer)), v_(size_t(n_layer)) {}
+KVCache::KVCache(int n_layer, int kv_dim, KVDType dtype)
+    : n_layer_(n_layer), kv_dim_(kv_dim), storage_(make_kv_storage(dtype, n_layer, kv_dim)) {}
 
 void KVCache::trim(size_t n) {
   n_ = n >= n_ ? 0 : n_ - n;
 }
 
 void KVCache::release() {
-  for (auto& x : k_) std::vector<float>().swap(x);
-  for (auto& x : v_) std::vector<float>().swap(x);
+  if (storage_) storage_->release();
   std::vector<int32_t>().swap(pos_);
   n_ = cap_ = 0;
 }
 
+size_t KVCache::bytes_per_entry() const {
+  return storage_ ? size_t(n_layer_) * storage_->row_bytes() + sizeof(int32_t) : 0;
+}
 size_t KVCache::bytes() const {
-  return n_ * (size_t(n_layer_) * 2 * kv_dim_ * 4 + 4);
+  return n_ * bytes_per_entry();
 }
 size_t KVCache::allocated_bytes() const {
-  return cap_ * (size_t(n_layer_) * 2 * kv_dim_ * 4 + 4);
+  return cap_ * bytes_per_entry();
 }
 
 void KVCache::grow(size_t need) {
   if (need <= cap_) return;
+  assert(storage_);
   const size_t cap = std::max(need, std::max<size_t>(64, cap_ * 2));
-  for (auto& x : k_) x.resize(cap * size_t(kv_dim_));
-  for (auto& x : v_) x.resize(cap * size_t(kv_dim_));
+  storage_->resize(cap);
   pos_.resize(cap);
   cap_ = cap;
 }
@@ -42,9 +45,25 @@ void KVCache::stage(const int32_t* positions, size_t n) {
   std::copy(positions, positions + n, pos_.begin() + std::ptrdiff_t(n_));
 }
 
+void KVCache::attend(int layer, const AttentionShape& shape, const float* q, size_t ldq,
+                     const int32_t* q_pos, const float* k_new, const float* v_new, size_t ld_new,
+                     size_t n, float* out, size_t ldo) {
+  assert(n_ + n <= cap_ && layer >= 0 && layer < n_layer_);
+  storage_->attend(layer, shape, AttendBatch{q, ldq, q_pos, k_new, v_new, ld_new, n, out, ldo}, n_,
+                   pos_.data());
+}
+
 void KVCache::commit(size_t n) {
   assert(n_ + n <= cap_);
   n_ += n;
+}
+
+const float* KVCache::f32_keys(int layer) const {
+  const float* k = storage_ ? storage_->f32_keys(layer) : nullptr;
+  if (!k)
+    throw std::logic_error("KVCache::f32_keys: the cache stores " + kv_dtype_name(dtype()) +
+                           ", not f32");
+  return k;
 }
 
 }  // namespace accel

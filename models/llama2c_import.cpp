@@ -220,6 +220,7 @@ void import_llama2c(const std::string& checkpoint, const std::string& tokenizer,
   GgufWriter w;
   w.set("general.architecture", GgufValue::of_string("llama"));
   w.set("general.name", GgufValue::of_string(std::filesystem::path(checkpoint).stem().string()));
+  w.set("general.file_type", GgufValue::of_u32(llama_file_type(DType::F32)));
   w.set("llama.context_length", GgufValue::of_u32(uint32_t(S)));
   w.set("llama.embedding_length", GgufValue::of_u32(uint32_t(D)));
   w.set("llama.block_count", GgufValue::of_u32(uint32_t(L)));

@@ -269,7 +269,7 @@ std::vector<float> Model::forward(std::span<const int32_t> tokens,
   for (size_t t = 0; t < T; ++t) embed(tokens[t], &x[t * E]);
 
   cache.stage(positions.data(), T);
-  const size_t n0 = cache.size(), n_kv = n0 + T;
+  const size_t n_kv = cache.size() + T;
   ForwardProfile* prof = hooks ? hooks->profile : nullptr;
   const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim,
                              float(1.0 / std::sqrt(double(c.head_dim)))};
@@ -292,15 +292,9 @@ std::vector<float> Model::forward(std::span<const int32_t> tokens,
     rope(q, T, ldqkv, c.n_head, positions.data(), c.rope);
     rope(k, T, ldqkv, c.n_head_kv, positions.data(), c.rope);
     if (hooks && hooks->on_query) hooks->on_query(l, q, T, ldqkv);
-    float* kc = cache.k(l);
-    float* vc = cache.v(l);
-    for (size_t t = 0; t < T; ++t) {
-      std::memcpy(kc + (n0 + t) * KVd, k + t * ldqkv, KVd * 4);
-      std::memcpy(vc + (n0 + t) * KVd, k + KVd + t * ldqkv, KVd * 4);
-    }
     const auto ta = Clock::now();
-    attention_causal(shape, q, ldqkv, positions.data(), T, kc, vc, KVd, cache.positions(), n_kv,
-                     att.data(), Qd);
+    // The cache stores this batch's K/V in its format and attends over everything it holds.
+    cache.attend(l, shape, q, ldqkv, positions.data(), k, k + KVd, ldqkv, T, att.data(), Qd);
     if (prof) prof->attention_s += std::chrono::duration<double>(Clock::now() - ta).count();
     timed_gemm(prof, att.data(), T, Qd, L.wo, tmp.data(), E);
     add_inplace(x.data(), tmp.data(), T * E);

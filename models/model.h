@@ -55,7 +55,9 @@ class Model {
   const std::string& path() const { return file_.path(); }
   uint64_t n_params() const { return n_params_; }
   size_t weight_bytes() const { return weight_bytes_; }  // packed bytes a forward streams
-  KVCache make_cache() const { return KVCache(cfg_.n_layer, cfg_.kv_dim()); }
+  KVCache make_cache(KVDType kv_dtype = KVDType::F32) const {
+    return KVCache(cfg_.n_layer, cfg_.kv_dim(), kv_dtype);
+  }
 
   // Runs tokens[i] at absolute position positions[i] (any order the cache allows: every position
   // must lie in [0, n_ctx)), appends their K/V to `cache`, and returns the logits of the batch

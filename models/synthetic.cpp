@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "kernels/quant.h"
+#include "kernels/threading.h"
 #include "models/gguf.h"
 #include "models/tokenizer.h"
 #include "models/tokenizer_metadata.h"
@@ -83,8 +84,7 @@ std::vector<float> normal_tensor(uint64_t seed, const std::string& key, size_t n
   std::vector<float> v(n);
   const uint64_t base = seed ^ fnv1a(key);
   const size_t block = 4096, n_blocks = (n + block - 1) / block;
-#pragma omp parallel for schedule(static)
-  for (size_t b = 0; b < n_blocks; ++b) {
+  parallel_for(n_blocks, [&](size_t b, int) {
     uint64_t s = base + b * 0x632be59bd9b4e019ull;
     const size_t end = std::min(n, (b + 1) * block);
     for (size_t i = b * block; i < end; i += 2) {
@@ -95,7 +95,7 @@ std::vector<float> normal_tensor(uint64_t seed, const std::string& key, size_t n
       v[i] = float(r * std::cos(2 * M_PI * u2));
       if (i + 1 < end) v[i + 1] = float(r * std::sin(2 * M_PI * u2));
     }
-  }
+  });
   return v;
 }
 
@@ -129,17 +129,15 @@ class TensorSink {
 
 }  // namespace
 
-void write_synthetic_model(const SyntheticMemberSpec& m, const std::string& family, uint64_t seed,
-                           DType dtype, const std::string& path) {
+void set_synthetic_metadata(GgufWriter& w, const SyntheticMemberSpec& m, const std::string& family,
+                            uint64_t seed, DType dtype) {
   const TokenizerSpec tok = byte_level_tokenizer_spec();
   const uint64_t V = tok.tokens.size(), E = uint64_t(m.n_embd), F = uint64_t(m.n_ff);
-  const uint64_t hd = E / uint64_t(m.n_head), Q = hd * uint64_t(m.n_head),
-                 KV = hd * uint64_t(m.n_head_kv);
+  const uint64_t hd = E / uint64_t(m.n_head);
   const std::string a = arch_name(m.arch);
-  GgufWriter w;
   w.set("general.architecture", GgufValue::of_string(a));
   w.set("general.name", GgufValue::of_string("accelbench-" + family + "-" + m.role));
-  w.set("general.file_type", GgufValue::of_u32(uint32_t(dtype)));
+  w.set("general.file_type", GgufValue::of_u32(llama_file_type(dtype)));
   w.set("accelbench.family", GgufValue::of_string(family));
   w.set("accelbench.role", GgufValue::of_string(m.role));
   w.set("accelbench.seed", GgufValue::of_u64(seed));
@@ -159,6 +157,16 @@ void write_synthetic_model(const SyntheticMemberSpec& m, const std::string& fami
     w.set(a + ".expert_feed_forward_length", GgufValue::of_u32(uint32_t(F)));
   }
   write_tokenizer_metadata(w, tok);
+}
+
+void write_synthetic_model(const SyntheticMemberSpec& m, const std::string& family, uint64_t seed,
+                           DType dtype, const std::string& path) {
+  const uint64_t V = byte_level_tokenizer_spec().tokens.size(), E = uint64_t(m.n_embd),
+                 F = uint64_t(m.n_ff);
+  const uint64_t hd = E / uint64_t(m.n_head), Q = hd * uint64_t(m.n_head),
+                 KV = hd * uint64_t(m.n_head_kv);
+  GgufWriter w;
+  set_synthetic_metadata(w, m, family, seed, dtype);
 
   // GPT-2-style initialisation: std 0.02, residual output projections scaled by 1/sqrt(2 L).
   const double s = 0.02, s_res = 0.02 / std::sqrt(2.0 * m.n_layer);

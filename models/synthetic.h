@@ -29,6 +29,14 @@ struct SyntheticFamily {
 const std::vector<SyntheticFamily>& synthetic_families();
 const SyntheticFamily& find_synthetic_family(const std::string& name);  // throws naming the family
 
+class GgufWriter;
+
+// The metadata of one member's file (architecture, hyperparameters, byte-level tokenizer,
+// general.file_type in llama.cpp's numbering, family/role/seed), without tensors: what
+// write_synthetic_model writes before the weights. Tests check it for every family and dtype.
+void set_synthetic_metadata(GgufWriter& w, const SyntheticMemberSpec& spec,
+                            const std::string& family, uint64_t seed, DType dtype);
+
 // Writes one member as a GGUF file. Same (spec, family name, seed, dtype) -> byte-identical file.
 void write_synthetic_model(const SyntheticMemberSpec& spec, const std::string& family,
                            uint64_t seed, DType dtype, const std::string& path);

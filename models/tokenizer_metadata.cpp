@@ -9,7 +9,9 @@ void write_tokenizer_metadata(GgufWriter& w, const TokenizerSpec& s) {
   w.set("tokenizer.ggml.tokens", GgufValue::of_string_array(s.tokens));
   if (!s.scores.empty()) w.set("tokenizer.ggml.scores", GgufValue::of_f32_array(s.scores));
   if (!s.types.empty()) w.set("tokenizer.ggml.token_type", GgufValue::of_i32_array(s.types));
-  if (!s.merges.empty()) w.set("tokenizer.ggml.merges", GgufValue::of_string_array(s.merges));
+  // llama.cpp refuses a gpt2 vocabulary without this key, even when it has no merges (byte-level).
+  if (!s.merges.empty() || s.model == "gpt2")
+    w.set("tokenizer.ggml.merges", GgufValue::of_string_array(s.merges));
   if (s.bos >= 0) w.set("tokenizer.ggml.bos_token_id", GgufValue::of_u32(uint32_t(s.bos)));
   if (s.eos >= 0) w.set("tokenizer.ggml.eos_token_id", GgufValue::of_u32(uint32_t(s.eos)));
   if (s.unk >= 0) w.set("tokenizer.ggml.unknown_token_id", GgufValue::of_u32(uint32_t(s.unk)));

@@ -147,10 +147,13 @@ Table costmodel_table(const results::ResultStore& store, const ReportOptions& op
       if (t.phases.count("prefill")) base_prefill[s].push_back(phase(t, "prefill"));
       continue;
     }
-    if (!has_scoring_phases(t)) {
-      if (t.draft && t.stats.contains("fallback")) ++fallbacks;
+    // A fallback trial is dropped even when it recorded scoring phases (a fallback after
+    // scoring): its prefill was the full one, so its TTFT is not the method's.
+    if (fell_back(t)) {
+      ++fallbacks;
       continue;
     }
+    if (!has_scoring_phases(t)) continue;
     nlohmann::json p = t.params;
     if (p.is_object()) p.erase("keep");
     groups[{model_label(t.target), t.target.sha256, model_label(*t.draft), t.draft->sha256,

@@ -93,7 +93,56 @@ Cell speedup_cell(const std::vector<double>& base, const std::vector<double>& mi
                     {"n", mine.size()}});
 }
 
+bool fell_back(const TrialRecord& t) {
+  return t.stats.is_object() && t.stats.contains("fallback");
+}
+
+Cell fallback_cell(size_t fallbacks, size_t total) {
+  if (total == 0) return Cell("—", nullptr);
+  return Cell(std::to_string(fallbacks) + "/" + std::to_string(total),
+              {{"fallback", fallbacks}, {"trials", total}});
+}
+
+std::string fallback_footnote(const std::vector<TrialRecord>& trials,
+                              const std::string& excluded_from) {
+  std::map<std::string, size_t> reasons;
+  for (const auto& t : trials)
+    if (fell_back(t)) {
+      const auto& r = t.stats["fallback"];
+      ++reasons[r.is_string() ? r.get<std::string>() : r.dump()];
+    }
+  if (reasons.empty()) return "";
+  std::string list;
+  for (const auto& [reason, n] : reasons)
+    list += (list.empty() ? "" : ", ") + reason + " " + std::to_string(n);
+  return "Fallback n/N: n of the cell's N trials ran the method's fallback path instead of the "
+         "method (reasons: " +
+         list + "); they are excluded from " + excluded_from + ".";
+}
+
 namespace {
+
+// A cell's trials with the fallback ones set aside (counted, never averaged in).
+struct Split {
+  std::vector<const TrialRecord*> ran;
+  size_t fallbacks = 0, total = 0;
+};
+
+Split split_fallbacks(const std::vector<const TrialRecord*>& ts) {
+  Split s;
+  s.total = ts.size();
+  for (const auto* t : ts)
+    if (fell_back(*t))
+      ++s.fallbacks;
+    else
+      s.ran.push_back(t);
+  return s;
+}
+
+bool any_fallback(const std::vector<TrialRecord>& trials) {
+  return std::any_of(trials.begin(), trials.end(),
+                     [](const TrialRecord& t) { return fell_back(t); });
+}
 
 // Trials of a report selection plus what the row labels need to know about them.
 struct Selection {
@@ -176,7 +225,7 @@ std::map<Setting, std::vector<double>> baseline_ttfts(const Selection& s,
                                                       const ReportOptions& opt) {
   std::map<Setting, std::vector<double>> b;
   for (const auto& t : s.trials)
-    if (t.method == opt.baseline_method && t.ttft_s)
+    if (t.method == opt.baseline_method && t.ttft_s && !fell_back(t))
       b[{t.target.sha256, t.context_len, t.workload}].push_back(*t.ttft_s);
   return b;
 }
@@ -251,11 +300,13 @@ Table ttft_table(const ResultStore& store, const ReportOptions& opt) {
     ctxs.insert(tr.context_len);
     rows[row_key(s, tr, opt)][tr.context_len].push_back(&tr);
   }
+  const bool show_fallbacks = any_fallback(s.trials);
   add_row_label_columns(t, s);
   for (int64_t c : ctxs) {
     const std::string cs = std::to_string(c);
     t.columns.push_back({"ttft_s@" + cs, "TTFT " + cs + " (s)", Align::Right});
     t.columns.push_back({"speedup@" + cs, "Speedup " + cs, Align::Right});
+    if (show_fallbacks) t.columns.push_back({"fallback@" + cs, "Fallback " + cs, Align::Right});
   }
   const auto base = baseline_ttfts(s, opt);
   std::set<std::string> missing;
@@ -263,8 +314,8 @@ Table ttft_table(const ResultStore& store, const ReportOptions& opt) {
     std::vector<Cell> r = row_label_cells(key, s);
     for (int64_t c : ctxs) {
       auto it = by_ctx.find(c);
-      const std::vector<double> mine =
-          it == by_ctx.end() ? std::vector<double>{} : ttfts(it->second);
+      const Split cell = it == by_ctx.end() ? Split{} : split_fallbacks(it->second);
+      const std::vector<double> mine = ttfts(cell.ran);
       r.push_back(mean_std_cell(mine));
       const Setting setting{key.model_sha, c, key.workload};
       auto b = base.find(setting);
@@ -272,10 +323,12 @@ Table ttft_table(const ResultStore& store, const ReportOptions& opt) {
       r.push_back(speedup_cell(b == base.end() ? std::vector<double>{} : b->second, mine,
                                key.method == opt.baseline_method,
                                key.str() + "@" + std::to_string(c), opt));
+      if (show_fallbacks) r.push_back(fallback_cell(cell.fallbacks, cell.total));
     }
     t.rows.push_back(std::move(r));
   }
   baseline_footnotes(t, s, opt, missing);
+  if (show_fallbacks) t.footnotes.push_back(fallback_footnote(s.trials, "TTFT and speedup"));
   return t;
 }
 
@@ -363,6 +416,8 @@ Table ablation_table(const ResultStore& store, const ReportOptions& opt) {
   t.columns.push_back({"ttft_s", "TTFT (s)", Align::Right});
   t.columns.push_back({"speedup", "Speedup", Align::Right});
   for (const auto& n : score_names) t.columns.push_back({"score." + n, n, Align::Right});
+  const bool show_fallbacks = any_fallback(s.trials);
+  if (show_fallbacks) t.columns.push_back({"fallback", "Fallback", Align::Right});
   t.columns.push_back({"n", "n", Align::Right});
   const auto base = baseline_ttfts(s, opt);
   std::set<std::string> missing;
@@ -370,7 +425,8 @@ Table ablation_table(const ResultStore& store, const ReportOptions& opt) {
     std::vector<Cell> r = row_label_cells(k.row, s);
     r.push_back(Cell(json_scalar_text(k.value), k.value));
     r.push_back(Cell(std::to_string(k.ctx), k.ctx));
-    const auto mine = ttfts(trs);
+    const Split cell = split_fallbacks(trs);
+    const auto mine = ttfts(cell.ran);
     r.push_back(mean_std_cell(mine));
     const Setting setting{k.row.model_sha, k.ctx, k.row.workload};
     auto b = base.find(setting);
@@ -381,14 +437,17 @@ Table ablation_table(const ResultStore& store, const ReportOptions& opt) {
                              opt));
     for (const auto& n : score_names) {
       std::vector<double> v;
-      for (const auto* tr : trs)
+      for (const auto* tr : cell.ran)
         if (auto it = tr->scores.find(n); it != tr->scores.end()) v.push_back(it->second);
       r.push_back(v.empty() ? Cell("—", nullptr) : Cell(format_number(mean(v)), mean(v)));
     }
+    if (show_fallbacks) r.push_back(fallback_cell(cell.fallbacks, cell.total));
     r.push_back(Cell(std::to_string(trs.size()), trs.size()));
     t.rows.push_back(std::move(r));
   }
   baseline_footnotes(t, s, opt, missing);
+  if (show_fallbacks)
+    t.footnotes.push_back(fallback_footnote(s.trials, "TTFT, speedup and scores"));
   if (!score_names.empty()) {
     std::set<std::string> synthetic;
     for (const auto& tr : s.trials)

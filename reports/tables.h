@@ -20,18 +20,25 @@ struct ReportOptions {
   double level = 0.95;
 };
 
+// A trial fell back when its method says so in its stats ("fallback": reason, e.g.
+// "below_threshold"): it ran the method's fallback path (a full prefill), not the method. The
+// ttft, ablation and agreement tables exclude such trials from a cell's timings, speedup and
+// scores, and show "Fallback n/N" per cell when any trial of the selection fell back.
+bool fell_back(const results::TrialRecord& t);
+
 // Row = method (+ params that vary within the method; + target model / workload when the
 // selection has more than one) x column pair per context length: "TTFT <ctx> (s)" as mean ± std
 // over trials and samples, and "Speedup <ctx>" = mean TTFT of the baseline method at the same
 // (target model, context length, workload) / mean TTFT of the row, with a percentile-bootstrap
-// interval resampling each side's trials independently.
+// interval resampling each side's trials independently. Fallback trials: see fell_back().
 Table ttft_table(const results::ResultStore& store, const ReportOptions& opt);
 // Row = method x context length; mean seconds per phase in timing-protocol order
 // (draft_prefill, lookahead, score, select, prefill, first_token, decode, then others by name) and
 // mean TTFT.
 Table phases_table(const results::ResultStore& store, const ReportOptions& opt);
 // Row = value of opt.param x context length (per method): TTFT, speedup with interval, and the mean
-// of every score present. Throws when opt.param is empty or no trial has that parameter.
+// of every score present (fallback trials excluded, see fell_back()). Throws when opt.param is
+// empty or no trial has that parameter.
 Table ablation_table(const results::ResultStore& store, const ReportOptions& opt);
 // One row per run: provenance and trial counts.
 Table runs_table(const results::ResultStore& store, const ReportOptions& opt);
@@ -39,7 +46,8 @@ Table runs_table(const results::ResultStore& store, const ReportOptions& opt);
 Table trials_table(const results::ResultStore& store, const ReportOptions& opt);
 
 // Agreement with the baseline (agreement.* scores): first-token and top-1 agreement and mean KL per
-// method x context, labelled "agreement only, not quality" for synthetic targets.
+// method x context, labelled "agreement only, not quality" for synthetic targets. Fallback trials
+// agree by construction and are excluded (see fell_back()).
 Table agreement_table(const results::ResultStore& store, const ReportOptions& opt);
 // The names above plus "costmodel" (cost_model.h) and dispatch by name.
 const std::vector<std::string>& report_names();
@@ -57,6 +65,12 @@ std::string params_label(const nlohmann::json& params, const std::vector<std::st
 // baseline's own row, "—" (null) when either side is empty.
 Cell speedup_cell(const std::vector<double>& base, const std::vector<double>& mine,
                   bool is_baseline, const std::string& cell_key, const ReportOptions& opt);
+// "Fallback n/N" support shared by the tables: the cell "n/N" (data {fallback, trials}; "—" when
+// total is 0), and the footnote naming the reasons and what is excluded (empty when none fell
+// back).
+Cell fallback_cell(size_t fallbacks, size_t total);
+std::string fallback_footnote(const std::vector<results::TrialRecord>& trials,
+                              const std::string& excluded_from);
 // "0.412 ± 0.010" with three significant digits in the mean and the std at the same decimals.
 std::string format_mean_std(double mean, double std);
 std::string format_number(double x, int significant = 3);

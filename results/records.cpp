@@ -157,6 +157,8 @@ TrialRecord make_failed(TrialRecord r, std::string error) {
   r.output_tokens.clear();
   r.scores.clear();
   r.stats = nlohmann::json::object();
+  r.other_cpu_s.reset();
+  r.loadavg_1m.reset();
   return r;
 }
 
@@ -179,6 +181,8 @@ const std::vector<Field<RunInfo>>& run_fields() {
       text("hostname", &R::hostname),
       text("accelbench_version", &R::accelbench_version),
       opt_real("fma_peak_gflops", &R::fma_peak_gflops),
+      json("inputs", &R::inputs),
+      json("suite", &R::suite),
   };
   return f;
 }
@@ -211,6 +215,12 @@ const std::vector<Field<TrialRecord>>& trial_fields() {
              json("stats", &R::stats),
              opt_text("error", &R::error),
              text("recorded_at", &R::recorded_at),
+             text("sample_hash", &R::sample_hash),
+             text("kv_dtype", &R::kv_dtype),
+             json("inputs", &R::inputs),
+             opt_text("reference_method", &R::reference_method),
+             opt_real("other_cpu_s", &R::other_cpu_s),
+             opt_real("loadavg_1m", &R::loadavg_1m),
          })
       v.push_back(std::move(m));
     return v;

@@ -46,6 +46,11 @@ struct RunInfo {
   std::string hostname;
   std::string accelbench_version;
   std::optional<double> fma_peak_gflops;  // schema v2
+  // Schema v4: every input of every model set, {set: {role: {path, sha256, arch, n_params,
+  // family}}}, and the suite {name, version, params, metrics: [{name, higher_is_better,
+  // aggregation}]} so reports can aggregate scores by their declarations without the suite code.
+  nlohmann::json inputs = nlohmann::json::object();
+  nlohmann::json suite = nlohmann::json::object();
   bool operator==(const RunInfo&) const = default;
 };
 
@@ -61,9 +66,19 @@ struct TrialRecord {
   ModelRef target;
   std::optional<ModelRef> draft;  // draft / auxiliary model, when the method has one
   int64_t context_len = 0;
-  std::string workload;
+  std::string workload;           // the suite's name
   std::string workload_version;  // schema v2: suite version (STYLE.md item 10)
   std::string sample_id;
+  // Schema v4: sha256 of the sample's prompt ids and reference, so two runs can prove they saw
+  // the same data; the target KV cache type; every input by role {role: {path, sha256}}; the
+  // method scores were compared against (null when the suite needs none); and how busy the rest
+  // of the machine was during the trial (other processes' CPU seconds, 1-minute load average).
+  std::string sample_hash;
+  std::string kv_dtype = "f32";
+  nlohmann::json inputs = nlohmann::json::object();
+  std::optional<std::string> reference_method;
+  std::optional<double> other_cpu_s;
+  std::optional<double> loadavg_1m;
   std::optional<double> ttft_s;
   std::map<std::string, double> phases;  // phase name -> seconds (timing protocol)
   int64_t decode_tokens = 0;

@@ -352,6 +352,32 @@ std::vector<TrialRecord> ResultStore::trials(const TrialFilter& f) const {
   return out;
 }
 
+std::optional<std::string> ResultStore::cached_digest(const FileIdentity& id) const {
+  if (version_ < 4) return std::nullopt;  // an old store read as it is has no cache
+  auto st = db_->prepare(
+      "SELECT sha256 FROM file_digests WHERE path = ? AND size = ? AND mtime_ns = ? AND inode = ?");
+  st.bind(1, id.path);
+  st.bind(2, id.size);
+  st.bind(3, id.mtime_ns);
+  st.bind(4, id.inode);
+  if (!st.step()) return std::nullopt;
+  return st.get_text(0);
+}
+
+void ResultStore::remember_digest(const FileIdentity& id, const std::string& sha256) {
+  db_->transaction([&] {
+    auto st = db_->prepare(
+        "INSERT OR REPLACE INTO file_digests (path, size, mtime_ns, inode, sha256) "
+        "VALUES (?, ?, ?, ?, ?)");
+    st.bind(1, id.path);
+    st.bind(2, id.size);
+    st.bind(3, id.mtime_ns);
+    st.bind(4, id.inode);
+    st.bind(5, sha256);
+    st.step();
+  });
+}
+
 std::vector<RunInfo> ResultStore::runs() const {
   auto st = db_->prepare("SELECT " + column_list(run_fields(), run_cols_) +
                          " FROM runs ORDER BY started_at, run_id");

@@ -67,6 +67,16 @@ class ResultStore {
   // overwrites a successful trial. Returns rows written (0 or 1).
   int64_t record_failure(const TrialRecord& base, const std::string& error);
 
+  // The digest cache, so that a large model file is hashed once: a SHA-256 remembered for a file
+  // identity (path, size, mtime, inode) is returned only while all four still match. Entries are
+  // local to the machine that made them and are not merged.
+  struct FileIdentity {
+    std::string path;
+    int64_t size = 0, mtime_ns = 0, inode = 0;
+  };
+  std::optional<std::string> cached_digest(const FileIdentity& id) const;
+  void remember_digest(const FileIdentity& id, const std::string& sha256);
+
   std::vector<TrialRecord> trials(const TrialFilter& filter = {}) const;
   std::vector<RunInfo> runs() const;
   std::optional<RunInfo> run(const std::string& run_id) const;

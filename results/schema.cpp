@@ -77,6 +77,27 @@ ALTER TABLE trials ADD COLUMN target_config TEXT NOT NULL DEFAULT '{}';
 ALTER TABLE trials ADD COLUMN draft_config TEXT;
 PRAGMA user_version = 3;
 )sql"},
+      {4, "suites, KV cache types, inputs by role, machine load; file digest cache",
+       R"sql(
+ALTER TABLE trials ADD COLUMN sample_hash TEXT NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN kv_dtype TEXT NOT NULL DEFAULT 'f32';
+ALTER TABLE trials ADD COLUMN inputs TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE trials ADD COLUMN reference_method TEXT;
+ALTER TABLE trials ADD COLUMN other_cpu_s REAL;
+ALTER TABLE trials ADD COLUMN loadavg_1m REAL;
+ALTER TABLE runs ADD COLUMN inputs TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE runs ADD COLUMN suite TEXT NOT NULL DEFAULT '{}';
+UPDATE trials SET reference_method = 'baseline'
+  WHERE method <> 'baseline' AND scores LIKE '%agreement.%';
+CREATE TABLE file_digests (
+  path     TEXT PRIMARY KEY,
+  size     INTEGER NOT NULL,
+  mtime_ns INTEGER NOT NULL,
+  inode    INTEGER NOT NULL,
+  sha256   TEXT NOT NULL
+);
+PRAGMA user_version = 4;
+)sql"},
   };
   return m;
 }

@@ -51,4 +51,30 @@ Agreement agreement(const std::vector<std::vector<float>>& reference,
   return a;
 }
 
+std::vector<ParamSpec> AgreementSuite::params() const {
+  return {{"steps", ParamSpec::Kind::Int, 16, 1, 4096, false, {},
+           "decode steps compared (row 0 is the prompt's last position)"}};
+}
+
+std::vector<MetricSpec> AgreementSuite::metrics() const {
+  return {{"agreement.first_token", true, Aggregation::Mean, "same first token as the reference"},
+          {"agreement.top1", true, Aggregation::Mean, "fraction of steps with the same argmax"},
+          {"agreement.kl_mean", false, Aggregation::Mean, "mean KL(reference || method), nats"},
+          {"agreement.kl_max", false, Aggregation::Max, "largest per-step KL, nats"}};
+}
+
+ReferenceNeed AgreementSuite::reference_need(const nlohmann::json& params) const {
+  return {ReferenceNeed::Kind::ForcedLogits, params.at("steps").get<int>()};
+}
+
+Scores AgreementSuite::score(const Sample&, const Generation& out, const Generation* reference,
+                             const nlohmann::json&) const {
+  if (!reference) return {};  // the reference method itself
+  const Agreement a = agreement(reference->logits, out.logits);
+  return {{"agreement.first_token", a.first_token},
+          {"agreement.top1", a.top1},
+          {"agreement.kl_mean", a.kl_mean},
+          {"agreement.kl_max", a.kl_max}};
+}
+
 }  // namespace accel

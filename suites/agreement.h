@@ -1,9 +1,12 @@
-// Agreement of a method's next-token distributions with the baseline's over the same prefixes: the
-// only quality figure that means anything on random-weight models (ARCHITECTURE.md "Models").
-// Pure functions over logit rows; knows nothing of methods, runs or the store.
+// Agreement of a method's next-token distributions with the reference method's over the same
+// prefixes: the only quality figure that means anything on random-weight models (ARCHITECTURE.md
+// "Models"). Pure functions over logit rows, and the `agreement` suite that scores with them over
+// synthetic prompts; knows nothing of methods, runs or the store.
 #pragma once
 #include <span>
 #include <vector>
+
+#include "suites/synthetic.h"
 
 namespace accel {
 
@@ -24,5 +27,23 @@ struct Agreement {
 // std::invalid_argument when either is empty or a pair of rows differ in length.
 Agreement agreement(const std::vector<std::vector<float>>& reference,
                     const std::vector<std::vector<float>>& method);
+
+// Synthetic prompts scored by agreement with the reference method over `steps` teacher-forced
+// decode steps: agreement.first_token, agreement.top1 (higher is better), agreement.kl_mean and
+// agreement.kl_max (nats, lower is better).
+class AgreementSuite : public SyntheticSuite {
+ public:
+  std::string name() const override { return "agreement"; }
+  std::string version() const override { return "1"; }
+  std::string summary() const override {
+    return "synthetic prompts; first-token and top-1 agreement and KL against the reference "
+           "method, teacher-forced on its tokens";
+  }
+  std::vector<ParamSpec> params() const override;
+  std::vector<MetricSpec> metrics() const override;
+  ReferenceNeed reference_need(const nlohmann::json& params) const override;
+  Scores score(const Sample& s, const Generation& out, const Generation* reference,
+               const nlohmann::json& params) const override;
+};
 
 }  // namespace accel

@@ -34,8 +34,54 @@ TEST(Plan, ExpandsCartesianProduct) {
   EXPECT_EQ(cases[0].context_len, 64);
   EXPECT_EQ(cases[3].context_len, 128);
   EXPECT_EQ(cases[4].sample, 1);
-  EXPECT_EQ(p.models[0].target, "/tmp/m/tiny-f32-s0/target.gguf");
-  EXPECT_EQ(p.models[0].draft, "/tmp/m/tiny-f32-s0/draft.gguf");
+  EXPECT_EQ(p.models[0].path("target"), "/tmp/m/tiny-f32-s0/target.gguf");
+  EXPECT_EQ(p.models[0].path("draft"), "/tmp/m/tiny-f32-s0/draft.gguf");
+}
+
+TEST(Plan, FamilyRolesMapToMemberFiles) {
+  nlohmann::json j = good();
+  j["models"][0] = {{"name", "s"}, {"family", "small"}, {"roles", {{"aux", "draft-xs"}}},
+                    {"draft_role", "draft-l"}};
+  const Plan p = parse_plan(j, "p.json", "/tmp/m");
+  EXPECT_EQ(p.models[0].path("draft"), "/tmp/m/small-f32-s0/draft-l.gguf");
+  EXPECT_EQ(p.models[0].path("aux"), "/tmp/m/small-f32-s0/draft-xs.gguf");
+  EXPECT_EQ(p.models[0].path("predictor"), "");
+}
+
+TEST(Plan, ExplicitInputsByRole) {
+  nlohmann::json j = good();
+  j["models"][0] = {{"name", "x"},
+                    {"target", "t.gguf"},
+                    {"draft", "d.gguf"},
+                    {"inputs", {{"aux", "a.gguf"}, {"predictor", "p.gguf"}}}};
+  const Plan p = parse_plan(j, "p.json", "/tmp/m");
+  EXPECT_EQ(p.models[0].inputs.size(), 4u);
+  EXPECT_EQ(p.models[0].path("predictor"), "p.gguf");
+}
+
+TEST(Plan, OlderWorkloadMeansAgreementSuiteWithItsSteps) {
+  nlohmann::json j = good();
+  j["agreement_steps"] = 8;
+  Plan p = parse_plan(j, "p.json", "/tmp/m");
+  EXPECT_EQ(p.suite.name, "agreement");
+  EXPECT_EQ(p.suite.params["steps"], 8);
+  EXPECT_EQ(p.suite.samples, 3);
+  j["agreement_steps"] = 0;
+  p = parse_plan(j, "p.json", "/tmp/m");
+  EXPECT_EQ(p.suite.name, "synthetic");
+  EXPECT_EQ(p.reference.method, "baseline");
+}
+
+TEST(Plan, KvDtypesAreASweepDimension) {
+  nlohmann::json j = good();
+  j["kv_dtypes"] = {"f32", "f16"};
+  const Plan p = parse_plan(j, "p.json", "/tmp/m");
+  const auto cases = expand_plan(p);
+  EXPECT_EQ(cases.size(), 2u * 2u * 3u);
+  EXPECT_EQ(cases[0].kv_dtype, "f32");
+  EXPECT_EQ(cases[6].kv_dtype, "f16");
+  EXPECT_FALSE(cases[0].config(p).contains("kv_dtype"));  // default: keys of older plans kept
+  EXPECT_EQ(cases[6].config(p)["kv_dtype"], "f16");
 }
 
 TEST(Plan, DefaultPlanIsValid) {
@@ -68,6 +114,21 @@ TEST(Plan, ErrorsNameTheField) {
       {[](auto& j) { j["workload"]["kind"] = "ruler"; }, "workload.kind"},
       {[](auto& j) { j["workload"]["samples"] = 0; }, "workload.samples"},
       {[](auto& j) { j["typo"] = 1; }, "typo"},
+      {[](auto& j) { j["kv_dtypes"] = {"f32", "int3"}; }, "kv_dtypes[1]"},
+      {[](auto& j) { j["suite"] = {{"name", "agreement"}}; }, "workload"},
+      {[](auto& j) {
+         j.erase("workload");
+         j["suite"] = {{"name", "nope"}};
+       },
+       "suite"},
+      {[](auto& j) {
+         j.erase("workload");
+         j["suite"] = {{"name", "agreement"}, {"params", {{"steps", 0}}}};
+       },
+       "suite"},
+      {[](auto& j) { j["reference"] = {{"method", "specprefill"}}; }, "reference.method"},
+      {[](auto& j) { j["models"][0]["roles"] = {{"aux", "draft-zz"}}; }, "models[0].roles.aux"},
+      {[](auto& j) { j["models"][0]["inputs"] = {{"aux", "a.gguf"}}; }, "models[0]"},
   };
   for (const auto& c : cases) {
     nlohmann::json j = good();
@@ -78,13 +139,15 @@ TEST(Plan, ErrorsNameTheField) {
   }
 }
 
-TEST(Plan, CaseKeysDependOnConfigAndModels) {
+TEST(Plan, CaseKeysDependOnConfigAndEveryInputDigest) {
   const Plan p = parse_plan(good(), "p.json", "/tmp/m");
   const auto cases = expand_plan(p);
-  const std::string a = case_key(p, cases[0], "aa", "");
-  EXPECT_EQ(a, case_key(p, cases[0], "aa", ""));
-  EXPECT_NE(a, case_key(p, cases[1], "aa", ""));
-  EXPECT_NE(a, case_key(p, cases[0], "bb", ""));
+  const std::map<std::string, std::string> aa{{"target", "aa"}};
+  const std::string a = case_key(p, cases[0], aa);
+  EXPECT_EQ(a, case_key(p, cases[0], aa));
+  EXPECT_NE(a, case_key(p, cases[1], aa));
+  EXPECT_NE(a, case_key(p, cases[0], {{"target", "bb"}}));
+  EXPECT_NE(a, case_key(p, cases[0], {{"target", "aa"}, {"predictor", "cc"}}));
   EXPECT_EQ(a.size(), 64u);
 }
 

@@ -189,7 +189,18 @@ TEST(Runner, RecordsAgreementWithTheBaseline) {
   EXPECT_EQ(full.scores.at("agreement.first_token"), 1.0);
   EXPECT_EQ(full.scores.at("agreement.top1"), 1.0);
   EXPECT_EQ(full.scores.at("agreement.kl_mean"), 0.0);
-  EXPECT_EQ(full.stats["agreement_steps"], 6);
+  EXPECT_EQ(full.reference_method, "baseline");
+  EXPECT_FALSE(by["baseline"]->reference_method);
+  const auto runs = results::ResultStore::open_readonly(db).runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].suite["name"], "agreement");
+  EXPECT_EQ(runs[0].suite["params"]["steps"], 6);
+  ASSERT_TRUE(runs[0].fma_peak_gflops);
+  EXPECT_GT(*runs[0].fma_peak_gflops, 0.0);
+  EXPECT_EQ(full.sample_hash, by["baseline"]->sample_hash);  // same prompt, same data
+  EXPECT_EQ(full.sample_hash.size(), 64u);
+  EXPECT_TRUE(full.other_cpu_s && full.loadavg_1m);
+  EXPECT_EQ(full.inputs["draft"]["sha256"], full.draft->sha256);
   EXPECT_EQ(full.output_tokens, by["baseline"]->output_tokens);
   const auto& sparse = *by["keep=0.25"];
   EXPECT_GE(sparse.scores.at("agreement.kl_mean"), 0.0);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/attention.h"
+#include "kernels/fp16.h"
 #include "kernels/threading.h"
 #include "tests/support/test_support.h"
 
@@ -298,6 +299,38 @@ TEST(Attention, EmptyInputs) {
     for (int t = 0; t < 4 * 64; ++t) ASSERT_EQ(out[i * d.ldo + t], 0.f);
   d.n_q = 0;
   run(d);  // no work, no crash
+}
+
+// F16 rows are widened exactly inside the kernel, so attention over an f16 copy of K/V must give
+// the same bits as attention over f32 rows holding the same (rounded) values, in both layouts
+// (many rows: row-lane; one row: key-lane), with head dims that are and are not vector multiples.
+TEST(Attention, F16RowsEqualF32RowsOfTheRoundedValues) {
+  for (int D : {64, 40}) {
+    for (size_t n_q : {size_t(1), size_t(37)}) {
+      SCOPED_TRACE("D " + std::to_string(D) + " n_q " + std::to_string(n_q));
+      const AttentionShape s{4, 2, D, float(1.0 / std::sqrt(double(D)))};
+      const size_t n_kv = 300, ldkv = size_t(2 * D), ldq = size_t(4 * D);
+      auto k = random_normal(n_kv * ldkv, 1), v = random_normal(n_kv * ldkv, 2);
+      const auto q = random_normal(n_q * ldq, 3);
+      std::vector<uint16_t> k16(k.size()), v16(v.size());
+      for (size_t i = 0; i < k.size(); ++i) {
+        k16[i] = accel::f32_to_fp16(k[i]);
+        v16[i] = accel::f32_to_fp16(v[i]);
+        k[i] = accel::fp16_to_f32(k16[i]);
+        v[i] = accel::fp16_to_f32(v16[i]);
+      }
+      std::vector<int32_t> kv_pos(n_kv), q_pos(n_q);
+      std::iota(kv_pos.begin(), kv_pos.end(), 0);
+      for (size_t i = 0; i < n_q; ++i) q_pos[i] = int32_t(n_kv - n_q + i);
+      std::vector<float> a(n_q * ldq), b(n_q * ldq);
+      accel::attention_causal(s, q.data(), ldq, q_pos.data(), n_q, k.data(), v.data(), ldkv,
+                              kv_pos.data(), n_kv, a.data(), ldq);
+      accel::attention_causal(s, q.data(), ldq, q_pos.data(), n_q,
+                              accel::KVRows{k16.data(), v16.data(), ldkv, accel::KVFormat::F16},
+                              kv_pos.data(), n_kv, b.data(), ldq);
+      EXPECT_TRUE(bit_equal(a, b));
+    }
+  }
 }
 
 }  // namespace

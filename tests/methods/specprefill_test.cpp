@@ -27,7 +27,7 @@ class SpecPrefill : public ::testing::Test {
   }
   Outcome run(const std::string& method, nlohmann::json params, size_t n, int keep_logits = 16) {
     const Method& m = find_method(method);
-    Engine e{target_, draft_, 64};
+    Engine e{.target = target_, .models = {{"draft", draft_}}, .prefill_chunk = 64};
     Request r;
     r.prompt = synthetic_prompt(target_->config().n_vocab, 256, {257}, n, 9);
     r.max_new_tokens = 16;
@@ -125,7 +125,7 @@ TEST_F(SpecPrefill, ForcedTokensDriveTheDecode) {
   r.max_new_tokens = 4;
   r.keep_logits = 4;
   r.forced_tokens = {5, 9, 13};
-  const Outcome o = m.run(Engine{target_, nullptr, 64}, r, resolve_params(m, {}));
+  const Outcome o = m.run(Engine{.target = target_, .prefill_chunk = 64}, r, resolve_params(m, {}));
   ASSERT_EQ(o.logits.size(), 4u);
   ASSERT_EQ(o.tokens.size(), 4u);
   std::vector<int32_t> seq = r.prompt;

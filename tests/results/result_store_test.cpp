@@ -135,6 +135,69 @@ TEST(ResultStore, MigratesFromV1WithRowsIntact) {
   EXPECT_EQ(again.run(id)->fma_peak_gflops, 123.25);
 }
 
+// A v3 store as the previous release left it: agreement scores on a non-baseline row, no suite,
+// KV type, inputs, reference or load columns. Migrating keeps every row and fills the v4 columns
+// with what the v3 runner implied (f32 cache, baseline reference for agreement-scored rows).
+TEST(ResultStore, MigratesFromV3WithV4Defaults) {
+  TempDir dir;
+  const std::string path = dir.file("v3.sqlite");
+  {
+    sqlite::Database db(path, sqlite::Database::Mode::ReadWriteCreate);
+    db.exec(schema_v1_ddl());
+    for (const auto& m : migrations())
+      if (m.to_version <= 3) db.exec(m.sql);
+    ASSERT_EQ(user_version(db), 3);
+    db.exec(R"sql(
+INSERT INTO runs VALUES ('r3', '2025-01-01T00:00:00.000Z', NULL, 'abc', 0, 'Release', 'g++',
+  'cpu', 'avx2', 2, '{}', '{}', '{}', 'host', '0.1.0', 250.0);
+INSERT INTO trials (case_key, trial_index, run_id, method, params, target_path, target_sha256,
+  target_arch, target_n_params, context_len, workload, sample_id, ttft_s, phases, decode_tokens,
+  decode_tok_s, prompt_tokens, kept_tokens, peak_rss_bytes, kv_bytes, output_tokens, scores, stats,
+  error, recorded_at, workload_version, target_config)
+VALUES ('k1', 0, 'r3', 'specprefill', '{"keep":0.2}', '/m/t.gguf', 'sha', 'llama', 10, 1024,
+  'synthetic', '0', 0.5, '{}', 8, 20.0, 1024, 205, 100, 200, '[1]',
+  '{"agreement.top1":0.5}', '{}', NULL, '2025-01-01T00:00:01.000Z', '1', '{}'),
+       ('k2', 0, 'r3', 'baseline', '{}', '/m/t.gguf', 'sha', 'llama', 10, 1024,
+  'synthetic', '0', 0.9, '{}', 8, 20.0, 1024, 1024, 100, 200, '[1]', '{}', '{}', NULL,
+  '2025-01-01T00:00:02.000Z', '1', '{}');
+)sql");
+  }
+  auto s = ResultStore::open(path);
+  ASSERT_EQ(s.schema_version(), 4);
+  const auto t = s.trials();
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0].kv_dtype, "f32");
+  EXPECT_EQ(t[0].reference_method, "baseline");
+  EXPECT_FALSE(t[1].reference_method) << "the baseline is the reference itself";
+  EXPECT_EQ(t[0].inputs, nlohmann::json::object());
+  EXPECT_EQ(t[0].sample_hash, "");
+  EXPECT_FALSE(t[0].other_cpu_s);
+  EXPECT_EQ(t[0].scores.at("agreement.top1"), 0.5);
+  EXPECT_EQ(s.runs()[0].fma_peak_gflops, 250.0);
+  EXPECT_EQ(s.runs()[0].suite, nlohmann::json::object());
+  EXPECT_EQ(table_columns(s.db(), "file_digests").size(), 5u);
+}
+
+// The digest cache answers only while path, size, mtime and inode all match.
+TEST(ResultStore, DigestCacheMatchesWholeIdentity) {
+  TempDir dir;
+  auto s = ResultStore::open(dir.file("d.sqlite"));
+  const ResultStore::FileIdentity id{"/m/big.gguf", 10'000'000'000, 1700000000123456789, 42};
+  EXPECT_FALSE(s.cached_digest(id));
+  s.remember_digest(id, "abc");
+  EXPECT_EQ(s.cached_digest(id), "abc");
+  for (auto change : {+[](ResultStore::FileIdentity& i) { i.size += 1; },
+                      +[](ResultStore::FileIdentity& i) { i.mtime_ns += 1; },
+                      +[](ResultStore::FileIdentity& i) { i.inode += 1; },
+                      +[](ResultStore::FileIdentity& i) { i.path += "x"; }}) {
+    ResultStore::FileIdentity other = id;
+    change(other);
+    EXPECT_FALSE(s.cached_digest(other));
+  }
+  s.remember_digest(id, "def");  // a re-hash replaces the entry
+  EXPECT_EQ(s.cached_digest(id), "def");
+}
+
 TEST(ResultStore, RefusesNewerAndForeignFiles) {
   TempDir dir;
   {

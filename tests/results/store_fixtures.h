@@ -23,6 +23,10 @@ inline results::RunInfo full_run(const std::string& host = "host-a") {
   r.hostname = host;
   r.accelbench_version = "0.1.0";
   r.fma_peak_gflops = 123.25;
+  r.inputs = {{"tiny", {{"target", {{"path", "/m/t.gguf"}, {"sha256", "aa"}, {"n_params", 5}}}}}};
+  r.suite = {{"name", "agreement"},
+             {"version", "1"},
+             {"metrics", {{{"name", "agreement.top1"}, {"higher_is_better", true}}}}};
   return r;
 }
 
@@ -58,6 +62,13 @@ inline results::TrialRecord full_trial(const std::string& run_id, const std::str
   t.scores = {{"exact_match", 1.0}, {"rouge_l", 0.75}};
   t.stats = {{"kept_chunks", {1, 5, 9}}, {"draft_layers", 2}};
   t.recorded_at = "2025-01-02T03:04:05.678Z";
+  t.sample_hash = std::string(64, 'c');
+  t.kv_dtype = "f16";
+  t.inputs = {{"target", {{"path", "/models/tiny-target.gguf"}, {"sha256", std::string(64, 'a')}}},
+              {"predictor", {{"path", "/w/p.gguf"}, {"sha256", "dd"}, {"file", true}}}};
+  t.reference_method = "baseline";
+  t.other_cpu_s = 0.015;
+  t.loadavg_1m = 1.25;
   return t;
 }
 

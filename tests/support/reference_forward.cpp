@@ -80,6 +80,16 @@ std::vector<double> swiglu_ffn(const Mat& g, const Mat& u, const Mat& d,
 }  // namespace
 
 std::vector<double> reference_forward(const std::string& path, const std::vector<int32_t>& tokens) {
+  std::vector<int32_t> positions(tokens.size());
+  std::iota(positions.begin(), positions.end(), 0);
+  return reference_forward(path, tokens, positions);
+}
+
+std::vector<double> reference_forward(const std::string& path, const std::vector<int32_t>& tokens,
+                                      const std::vector<int32_t>& positions) {
+  if (positions.size() != tokens.size())
+    throw std::invalid_argument("reference: " + std::to_string(tokens.size()) + " tokens but " +
+                                std::to_string(positions.size()) + " positions");
   const GgufFile f = GgufFile::open(path);
   ModelConfig c = ModelConfig::from_gguf(f);
   const size_t T = tokens.size(), E = size_t(c.n_embd), hd = size_t(c.head_dim);
@@ -112,24 +122,28 @@ std::vector<double> reference_forward(const std::string& path, const std::vector
         for (size_t h = 0; h < H; ++h) q[t] = rmsnorm(q[t], qn, c.rms_eps, h * hd, hd);
         for (size_t h = 0; h < HKV; ++h) k[t] = rmsnorm(k[t], kn, c.rms_eps, h * hd, hd);
       }
-      for (size_t h = 0; h < H; ++h) rope_head(&q[t][h * hd], c, int(t));
-      for (size_t h = 0; h < HKV; ++h) rope_head(&k[t][h * hd], c, int(t));
+      for (size_t h = 0; h < H; ++h) rope_head(&q[t][h * hd], c, positions[t]);
+      for (size_t h = 0; h < HKV; ++h) rope_head(&k[t][h * hd], c, positions[t]);
     }
     for (size_t t = 0; t < T; ++t) {
       std::vector<double> att(H * hd, 0.0);
       for (size_t h = 0; h < H; ++h) {
         const size_t g = h / (H / HKV);
-        std::vector<double> s(t + 1);
-        for (size_t j = 0; j <= t; ++j) {
+        // Visible keys: every token at a position <= this one's (by position, not index).
+        std::vector<size_t> seen;
+        for (size_t j = 0; j < T; ++j)
+          if (positions[j] <= positions[t]) seen.push_back(j);
+        std::vector<double> s(seen.size());
+        for (size_t i = 0; i < seen.size(); ++i) {
           double dot = 0;
-          for (size_t d = 0; d < hd; ++d) dot += q[t][h * hd + d] * k[j][g * hd + d];
-          s[j] = dot / std::sqrt(double(hd));
+          for (size_t d = 0; d < hd; ++d) dot += q[t][h * hd + d] * k[seen[i]][g * hd + d];
+          s[i] = dot / std::sqrt(double(hd));
         }
         const double mx = *std::max_element(s.begin(), s.end());
         double sum = 0;
         for (auto& e : s) sum += (e = std::exp(e - mx));
-        for (size_t j = 0; j <= t; ++j)
-          for (size_t d = 0; d < hd; ++d) att[h * hd + d] += s[j] / sum * v[j][g * hd + d];
+        for (size_t i = 0; i < seen.size(); ++i)
+          for (size_t d = 0; d < hd; ++d) att[h * hd + d] += s[i] / sum * v[seen[i]][g * hd + d];
       }
       const auto o = matvec(wo, att);
       for (size_t i = 0; i < E; ++i) x[t][i] += o[i];

@@ -8,7 +8,13 @@
 
 namespace accel::test {
 
-// Logits [T][n_vocab] for tokens at positions 0..T-1.
+// Logits [T][n_vocab] for tokens[t] at absolute position positions[t]. Masking is by position:
+// token j is visible to token t iff positions[j] <= positions[t] (a sparse subset of a prompt at
+// its original positions sees exactly its kept predecessors). Throws when the sizes differ.
+std::vector<double> reference_forward(const std::string& gguf_path,
+                                      const std::vector<int32_t>& tokens,
+                                      const std::vector<int32_t>& positions);
+// The same at positions 0..T-1.
 std::vector<double> reference_forward(const std::string& gguf_path,
                                       const std::vector<int32_t>& tokens);
 

@@ -1,0 +1,57 @@
+// KV storage types (`kv_dtype`): how a KVCache keeps its K/V rows and which kernel attends over
+// them. Owns the per-type row layout and byte accounting; positions and entry bookkeeping belong to
+// KVCache. A new type is a subclass here, one line in make_kv_storage(), and its kernel in
+// kernels/.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/attention.h"
+
+namespace accel {
+
+enum class KVDType { F32, F16 };
+
+std::string kv_dtype_name(KVDType t);                              // "f32", "f16"
+std::optional<KVDType> kv_dtype_from_name(std::string_view name);  // nullopt when unknown
+std::vector<std::string> kv_dtype_names();                         // every type, in enum order
+
+// One batch of n new tokens for one layer: their queries and their K/V rows (f32, post-RoPE).
+struct AttendBatch {
+  const float* q;  // [n][n_heads * head_dim], row stride ldq
+  size_t ldq;
+  const int32_t* q_pos;  // [n]
+  const float* k_new;    // [n][kv_dim], row stride ld_new
+  const float* v_new;
+  size_t ld_new;
+  size_t n;
+  float* out;  // [n][n_heads * head_dim], row stride ldo
+  size_t ldo;
+};
+
+class KVStorage {
+ public:
+  virtual ~KVStorage() = default;
+  virtual KVDType dtype() const = 0;
+  // Exact bytes one entry's K and V take in one layer, scales included.
+  virtual size_t row_bytes() const = 0;
+  // Capacity in entries; existing rows below the new capacity are kept.
+  virtual void resize(size_t capacity) = 0;
+  virtual void release() = 0;
+  // Stores the batch's rows at entries [row0, row0 + b.n) of `layer` and writes the batch's
+  // attention over entries [0, row0 + b.n) (kv_pos covers them all). Where the batch is quantized
+  // relative to its own attention is the type's policy; f32/f16 attend over the stored rows.
+  virtual void attend(int layer, const AttentionShape& shape, const AttendBatch& b, size_t row0,
+                      const int32_t* kv_pos) = 0;
+  // f32 keys [capacity][kv_dim] of a layer, or null when the type stores something else.
+  virtual const float* f32_keys(int /*layer*/) const { return nullptr; }
+};
+
+std::unique_ptr<KVStorage> make_kv_storage(KVDType t, int n_layer, int kv_dim);
+
+}  // namespace accel

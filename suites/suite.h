@@ -1,0 +1,82 @@
+// The Suite interface (in the style of lm-evaluation-harness tasks): a named, versioned workload
+// that makes samples for a context length and seed, and scores a generation into named metrics
+// that declare their direction and aggregation. Suites never see methods, runs or the store; the
+// harness feeds them generations and stores what they return.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "models/param_spec.h"
+#include "models/tokenizer.h"
+
+namespace accel {
+
+enum class Aggregation { Mean, Sum, Min, Max };
+std::string aggregation_name(Aggregation a);  // "mean", "sum", "min", "max"
+
+struct MetricSpec {
+  std::string name;  // stored as-is in the trial's scores, e.g. "agreement.kl_mean"
+  bool higher_is_better = true;
+  Aggregation aggregation = Aggregation::Mean;
+  std::string help;
+};
+
+// What a suite may know of the evaluated model.
+struct SuiteContext {
+  int n_vocab = 0;
+  int32_t bos = -1, eos = -1;
+  const Tokenizer* tokenizer = nullptr;  // null when the model has no usable tokenizer
+};
+
+struct Sample {
+  std::string id;  // unique among the samples of one (context length, seed)
+  std::vector<int32_t> prompt;
+  nlohmann::json reference = nullptr;  // expected answer(s); suite-defined
+  nlohmann::json meta = nlohmann::json::object();
+  int max_new_tokens = 0;  // 0: the plan's decode_tokens
+};
+
+// What the reference method must provide before scoring: nothing; its greedy tokens over the same
+// request; or its logits over `steps` decode steps, with the scored method teacher-forced on the
+// reference's tokens so both distributions condition on the same prefix.
+struct ReferenceNeed {
+  enum class Kind { None, Tokens, ForcedLogits };
+  Kind kind = Kind::None;
+  int steps = 0;  // ForcedLogits only
+};
+
+// What scoring sees of one run.
+struct Generation {
+  std::vector<int32_t> tokens;
+  std::vector<std::vector<float>> logits;  // per decode step (ForcedLogits only)
+};
+
+using Scores = std::map<std::string, double>;
+
+class Suite {
+ public:
+  virtual ~Suite() = default;
+  virtual std::string name() const = 0;
+  // Bumped whenever the samples or the scoring change (stored with every trial).
+  virtual std::string version() const = 0;
+  virtual std::string summary() const = 0;
+  virtual std::vector<ParamSpec> params() const { return {}; }
+  virtual std::vector<MetricSpec> metrics() const = 0;
+  // Sample `index` for `context_len` tokens; the same arguments give the same sample.
+  virtual Sample make_sample(int context_len, int index, uint64_t seed, const SuiteContext& ctx,
+                             const nlohmann::json& params) const = 0;
+  virtual ReferenceNeed reference_need(const nlohmann::json& /*params*/) const { return {}; }
+  // Scores one generation; `reference` is non-null exactly when reference_need() is not None and
+  // the scored method is not the reference itself. Returns only declared metric names.
+  virtual Scores score(const Sample& s, const Generation& out, const Generation* reference,
+                       const nlohmann::json& params) const = 0;
+};
+
+nlohmann::json resolve_suite_params(const Suite& s, const nlohmann::json& given);
+const Suite& find_suite(const std::string& name);  // throws naming the known suites
+std::vector<const Suite*> all_suites();
+
+}  // namespace accel

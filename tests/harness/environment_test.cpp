@@ -1,0 +1,194 @@
+// Tests of environment capture: the compiled-in git commit, dirty flag and version match the source
+// tree and the CMake project version, cmake/provenance.cmake computes them correctly on scratch git
+// repositories (clean, dirty, unchanged, not a checkout), and the FMA peak is measured once.
+#include "harness/environment.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "tests/support/test_support.h"
+
+#ifndef ACCELBENCH_CMAKE_COMMAND
+#define ACCELBENCH_CMAKE_COMMAND "cmake"
+#endif
+
+namespace accel {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Runs a shell command; its stdout (trailing newlines stripped) when it exits 0, else nullopt.
+std::optional<std::string> shell(const std::string& cmd) {
+  FILE* p = popen((cmd + " 2>/dev/null").c_str(), "r");
+  if (!p) return std::nullopt;
+  std::string out;
+  std::array<char, 512> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  const int status = pclose(p);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string git(const fs::path& repo, const std::string& args) {
+  const auto out = shell("git --no-optional-locks -C '" + repo.string() + "' " + args);
+  if (!out) ADD_FAILURE() << "git " << args << " failed in " << repo;
+  return out.value_or("");
+}
+
+// The VERSION of `project(accelbench VERSION x.y.z ...)` in the top-level CMakeLists.txt.
+std::string cmake_project_version() {
+  const std::string cml = read_file(fs::path(ACCELBENCH_SOURCE_DIR) / "CMakeLists.txt");
+  std::smatch m;
+  if (!std::regex_search(cml, m, std::regex(R"(project\s*\(\s*accelbench\s+VERSION\s+([0-9.]+))")))
+    return "";
+  return m[1];
+}
+
+// Runs cmake/provenance.cmake on `source` writing `out`; true when cmake exits 0.
+bool run_provenance_script(const fs::path& source, const fs::path& out,
+                           const std::string& version) {
+  const std::string script = std::string(ACCELBENCH_SOURCE_DIR) + "/cmake/provenance.cmake";
+  return shell(std::string("'") + ACCELBENCH_CMAKE_COMMAND + "' -DSOURCE_DIR='" + source.string() +
+               "' -DOUTPUT='" + out.string() + "' -DVERSION=" + version + " -P '" + script + "'")
+      .has_value();
+}
+
+bool have_git() {
+  return shell("git --version").has_value();
+}
+
+// The initializer the generated source holds: {"<commit>", <dirty>, "<version>"}.
+std::string initializer(const std::string& commit, bool dirty, const std::string& version) {
+  return "{\"" + commit + "\", " + (dirty ? "true" : "false") + ", \"" + version + "\"}";
+}
+
+TEST(BuildProvenance, CommitEqualsHeadOfTheSourceTreeItWasBuiltFrom) {
+  if (!have_git()) GTEST_SKIP() << "git is not installed";
+  const auto head = shell(std::string("git -C '") + ACCELBENCH_SOURCE_DIR + "' rev-parse HEAD");
+  if (!head) GTEST_SKIP() << ACCELBENCH_SOURCE_DIR << " is not a git checkout";
+  // ctest runs after a build, so HEAD now is HEAD at build time unless someone committed since.
+  EXPECT_EQ(build_provenance().git_commit, *head)
+      << "the binary was built from another commit: rebuild before testing";
+}
+
+TEST(BuildProvenance, DirtyFlagMatchesTrackedChangesInTheSourceTree) {
+  if (!have_git()) GTEST_SKIP() << "git is not installed";
+  const auto status = shell(std::string("git --no-optional-locks -C '") + ACCELBENCH_SOURCE_DIR +
+                            "' status --porcelain --untracked-files=no");
+  if (!status) GTEST_SKIP() << ACCELBENCH_SOURCE_DIR << " is not a git checkout";
+  EXPECT_EQ(build_provenance().git_dirty, !status->empty())
+      << "tracked changes now:\n"
+      << *status << "\n(the build saw the tree in another state: rebuild before testing)";
+}
+
+TEST(BuildProvenance, VersionIsTheCMakeProjectVersion) {
+  const std::string want = cmake_project_version();
+  ASSERT_FALSE(want.empty()) << "no `project(accelbench VERSION ...)` in CMakeLists.txt";
+  EXPECT_EQ(build_provenance().version, want);
+}
+
+TEST(BuildProvenance, CaptureEnvironmentReportsTheBuildProvenance) {
+  const Environment e = capture_environment();
+  EXPECT_EQ(e.git_commit, build_provenance().git_commit);
+  EXPECT_EQ(e.git_dirty, build_provenance().git_dirty);
+  EXPECT_EQ(e.accelbench_version, build_provenance().version);
+  EXPECT_FALSE(e.accelbench_version.empty());
+  EXPECT_EQ(e.to_json().at("git_commit"), e.git_commit);
+}
+
+// A scratch repository with one committed file.
+class ScratchRepo : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!have_git()) GTEST_SKIP() << "git is not installed";
+    repo_ = dir_.path() / "repo";
+    fs::create_directories(repo_);
+    std::ofstream(repo_ / "a.txt") << "one\n";
+    git(repo_, "init -q");
+    git(repo_, "add a.txt");
+    git(repo_, "-c user.name=t -c user.email=t@example.invalid commit -q -m first");
+    out_ = dir_.path() / "gen" / "build_provenance.cpp";
+  }
+  test::TempDir dir_;
+  fs::path repo_, out_;
+};
+
+TEST_F(ScratchRepo, ScriptWritesHeadAndCleanForAnUnmodifiedCheckout) {
+  ASSERT_TRUE(run_provenance_script(repo_, out_, "1.2.3"));
+  const std::string head = git(repo_, "rev-parse HEAD");
+  EXPECT_NE(read_file(out_).find(initializer(head, false, "1.2.3")), std::string::npos)
+      << read_file(out_);
+}
+
+TEST_F(ScratchRepo, ScriptMarksAModifiedTrackedFileDirtyButNotAnUntrackedOne) {
+  std::ofstream(repo_ / "untracked.txt") << "x\n";
+  ASSERT_TRUE(run_provenance_script(repo_, out_, "1.2.3"));
+  const std::string head = git(repo_, "rev-parse HEAD");
+  EXPECT_NE(read_file(out_).find(initializer(head, false, "1.2.3")), std::string::npos)
+      << "an untracked file made the build dirty:\n"
+      << read_file(out_);
+  std::ofstream(repo_ / "a.txt") << "two\n";
+  ASSERT_TRUE(run_provenance_script(repo_, out_, "1.2.3"));
+  EXPECT_NE(read_file(out_).find(initializer(head, true, "1.2.3")), std::string::npos)
+      << read_file(out_);
+}
+
+TEST_F(ScratchRepo, ScriptFollowsANewCommitAndLeavesAnUnchangedFileUntouched) {
+  ASSERT_TRUE(run_provenance_script(repo_, out_, "1.2.3"));
+  const auto first_time = fs::last_write_time(out_);
+  // Same tree again: the file must keep its timestamp, or every build would recompile it.
+  ASSERT_TRUE(run_provenance_script(repo_, out_, "1.2.3"));
+  EXPECT_EQ(fs::last_write_time(out_), first_time);
+
+  std::ofstream(repo_ / "a.txt") << "two\n";
+  git(repo_, "-c user.name=t -c user.email=t@example.invalid commit -q -am second");
+  ASSERT_TRUE(run_provenance_script(repo_, out_, "1.2.4"));
+  EXPECT_NE(read_file(out_).find(initializer(git(repo_, "rev-parse HEAD"), false, "1.2.4")),
+            std::string::npos)
+      << read_file(out_);
+}
+
+TEST(BuildProvenanceScript, OutsideAGitCheckoutTheCommitIsUnknown) {
+  test::TempDir dir;
+  const fs::path out = dir.path() / "build_provenance.cpp";
+  // GIT_CEILING_DIRECTORIES stops git from finding a repository above the temp dir.
+  const std::string ceiling =
+      "GIT_CEILING_DIRECTORIES='" + dir.path().parent_path().string() + "' ";
+  const std::string script = std::string(ACCELBENCH_SOURCE_DIR) + "/cmake/provenance.cmake";
+  ASSERT_TRUE(shell(ceiling + "'" + ACCELBENCH_CMAKE_COMMAND + "' -DSOURCE_DIR='" +
+                    dir.path().string() + "' -DOUTPUT='" + out.string() + "' -DVERSION=0.0.1 -P '" +
+                    script + "'"));
+  EXPECT_NE(read_file(out).find(initializer("unknown", false, "0.0.1")), std::string::npos)
+      << read_file(out);
+}
+
+TEST(FmaPeak, MeasuredOncePerThreadCountAndPositive) {
+  const double first = run_fma_peak_gflops(1);
+  EXPECT_TRUE(std::isfinite(first));
+  EXPECT_GT(first, 0);
+  // The second call must return the remembered figure, not a new measurement (which would differ
+  // in its last bits on any real clock).
+  EXPECT_EQ(run_fma_peak_gflops(1), first);
+}
+
+}  // namespace
+}  // namespace accel

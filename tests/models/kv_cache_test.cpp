@@ -1,0 +1,143 @@
+// KV cache storage types: for every type and every tiny synthetic family, batch invariance (chunk
+// sizes, decode vs prefill, thread counts), rollback by trim, exact byte accounting, and the f16
+// cache's closeness to the f32 one; plus the type registry's names.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "kernels/threading.h"
+#include "models/generation.h"
+#include "models/model.h"
+#include "models/synthetic.h"
+#include "tests/support/test_support.h"
+
+namespace accel {
+namespace {
+
+std::vector<int32_t> seeded_tokens(size_t n, int vocab, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<int32_t> t(n);
+  for (auto& x : t) x = int32_t(rng() % uint64_t(vocab));
+  return t;
+}
+
+struct CacheCase {
+  const char* family;
+  KVDType kv;
+};
+
+class CacheTypes : public ::testing::TestWithParam<CacheCase> {
+ protected:
+  void SetUp() override {
+    model_ = Model::load(make_synthetic_family(GetParam().family, dir_.path().string(), 3,
+                                               DType::F32)[0]);
+    toks_ = seeded_tokens(200, model_->config().n_vocab, 7);
+  }
+  std::vector<float> all_logits(size_t chunk) const {
+    KVCache cache = model_->make_cache(GetParam().kv);
+    std::vector<float> out;
+    prefill(*model_, toks_, iota_positions(0, toks_.size()), cache, chunk, &out);
+    return out;
+  }
+  test::TempDir dir_;
+  std::unique_ptr<Model> model_;
+  std::vector<int32_t> toks_;
+};
+
+TEST_P(CacheTypes, EveryPositionBitIdenticalAcrossChunkSizes) {
+  const auto whole = all_logits(toks_.size());
+  for (size_t chunk : {1, 13, 64}) {
+    SCOPED_TRACE("chunk " + std::to_string(chunk));
+    EXPECT_TRUE(test::bit_equal(all_logits(chunk), whole));
+  }
+}
+
+TEST_P(CacheTypes, OneAndTwoThreadsBitIdentical) {
+  const int saved = num_threads();
+  set_num_threads(1);
+  const auto one = all_logits(32);
+  set_num_threads(2);
+  const auto two = all_logits(32);
+  set_num_threads(saved);
+  EXPECT_TRUE(test::bit_equal(one, two));
+}
+
+// Rollback as speculative decoding uses it: a verify batch whose tail is trimmed away and then
+// re-fed leaves the cache exactly as if the rejected tokens had never been run.
+TEST_P(CacheTypes, TrimmedVerifyBatchThenDecodeEqualsPlainDecode) {
+  const size_t V = size_t(model_->config().n_vocab), n = 150;
+  const auto whole = all_logits(64);
+  KVCache cache = model_->make_cache(GetParam().kv);
+  prefill(*model_, std::span(toks_).first(n), iota_positions(0, n), cache, 64);
+  const std::vector<int32_t> wrong = {toks_[n], 3, 4, 5};  // first right, then rejected drafts
+  const auto pos = iota_positions(int32_t(n), wrong.size());
+  const std::vector<int32_t> rows = {0, 1, 2, 3};
+  const auto verify = model_->forward(wrong, pos, cache, rows);
+  EXPECT_TRUE(test::bit_equal(std::span(verify).first(V), std::span(whole).subspan(n * V, V)));
+  cache.trim(3);
+  ASSERT_EQ(cache.size(), n + 1);
+  const int32_t p = int32_t(n + 1), row = 0;
+  const auto step = model_->forward({&toks_[n + 1], 1}, {&p, 1}, cache, {&row, 1});
+  EXPECT_TRUE(test::bit_equal(step, std::span(whole).subspan((n + 1) * V, V)));
+}
+
+TEST_P(CacheTypes, BytesAreExactPerEntry) {
+  const ModelConfig& c = model_->config();
+  KVCache cache = model_->make_cache(GetParam().kv);
+  prefill(*model_, std::span(toks_).first(37), iota_positions(0, 37), cache, 16);
+  const size_t elem = GetParam().kv == KVDType::F16 ? 2 : 4;
+  const size_t per_entry = size_t(c.n_layer) * 2 * size_t(c.kv_dim()) * elem + sizeof(int32_t);
+  EXPECT_EQ(cache.bytes_per_entry(), per_entry);
+  EXPECT_EQ(cache.bytes(), 37 * per_entry);
+  EXPECT_EQ(cache.dtype(), GetParam().kv);
+}
+
+std::string case_name(const ::testing::TestParamInfo<CacheCase>& info) {
+  std::string n = std::string(info.param.family) + "_" + kv_dtype_name(info.param.kv);
+  for (auto& ch : n)
+    if (ch == '-') ch = '_';
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, CacheTypes,
+                         ::testing::Values(CacheCase{"tiny", KVDType::F32},
+                                           CacheCase{"tiny", KVDType::F16},
+                                           CacheCase{"tiny-qwen2", KVDType::F16},
+                                           CacheCase{"tiny-qwen3", KVDType::F16},
+                                           CacheCase{"tiny-moe", KVDType::F16}),
+                         case_name);
+
+// f16 rounds each K/V element with relative error <= 2^-11; through softmax-weighted averages and
+// a few layers of O(1) activations that moves O(1) logits by ~1e-3 at most. 2e-2 absolute leaves a
+// wide margin while a wrong row (e.g. an unwidened or misplaced block) moves logits by O(0.1-1).
+TEST(KVCache, F16LogitsCloseToF32OnEveryTinyFamily) {
+  for (const char* fam : {"tiny", "tiny-qwen2", "tiny-qwen3", "tiny-moe"}) {
+    SCOPED_TRACE(fam);
+    test::TempDir dir;
+    const auto m = Model::load(make_synthetic_family(fam, dir.path().string(), 3, DType::F32)[0]);
+    const auto toks = seeded_tokens(160, m->config().n_vocab, 9);
+    std::vector<float> a, b;
+    KVCache c32 = m->make_cache(KVDType::F32), c16 = m->make_cache(KVDType::F16);
+    prefill(*m, toks, iota_positions(0, toks.size()), c32, 64, &a);
+    prefill(*m, toks, iota_positions(0, toks.size()), c16, 64, &b);
+    std::vector<double> want(a.begin(), a.end());
+    EXPECT_TRUE(test::near_all(b, want, 2e-2, 0));
+    EXPECT_FALSE(test::bit_equal(a, b));  // the type really changed the storage
+  }
+}
+
+TEST(KVCache, TypeNamesRoundTrip) {
+  for (const auto& n : kv_dtype_names()) EXPECT_EQ(kv_dtype_name(*kv_dtype_from_name(n)), n);
+  EXPECT_FALSE(kv_dtype_from_name("int3"));
+}
+
+TEST(KVCache, F32KeysRefusedForOtherTypes) {
+  KVCache c(2, 8, KVDType::F16);
+  EXPECT_THROW(c.f32_keys(0), std::logic_error);
+  KVCache f(2, 8, KVDType::F32);
+  f.reserve(4);
+  EXPECT_NE(f.f32_keys(1), nullptr);
+}
+
+}  // namespace
+}  // namespace accel

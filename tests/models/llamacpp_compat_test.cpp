@@ -1,0 +1,374 @@
+// Every GGUF this project writes (synthetic families in every dtype, llama2.c imports) carries what
+// llama.cpp's loader requires for our architectures, with the types it insists on, and exactly the
+// tensors it creates. The rules are transcribed from llama.cpp (commit 3f545bec):
+// src/llama-vocab.cpp (tokenizer keys), src/llama-model.cpp load_hparams,
+// src/models/{llama,qwen2,qwen3}.cpp, and include/llama.h `enum llama_ftype`. The checker is shown
+// to fail on files that break each rule.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "models/gguf.h"
+#include "models/llama2c_import.h"
+#include "models/synthetic.h"
+#include "tests/support/test_support.h"
+
+namespace accel {
+namespace {
+
+const std::vector<DType> kAllDtypes = {DType::F32, DType::F16, DType::BF16, DType::Q8_0,
+                                       DType::Q4_0};
+
+// include/llama.h: LLAMA_FTYPE_ALL_F32 = 0, MOSTLY_F16 = 1, MOSTLY_Q4_0 = 2, MOSTLY_Q8_0 = 7,
+// MOSTLY_BF16 = 32. Written out here, independently of models/, so a wrong mapping fails.
+uint32_t llamacpp_ftype(DType t) {
+  static const std::map<DType, uint32_t> table = {
+      {DType::F32, 0}, {DType::F16, 1}, {DType::Q4_0, 2}, {DType::Q8_0, 7}, {DType::BF16, 32}};
+  return table.at(t);
+}
+
+// Pre-tokenizers llama.cpp accepts that our engine also implements. A gpt2 vocabulary without one
+// loads with "GENERATION QUALITY WILL BE DEGRADED", so it counts as missing.
+const std::set<std::string> kKnownPre = {"gpt-2", "llama-bpe", "qwen2"};
+
+// Collects every broken rule, so one failure lists all of them.
+class Problems {
+ public:
+  void add(const std::string& p) { list_.push_back(p); }
+  ::testing::AssertionResult result() const {
+    if (list_.empty()) return ::testing::AssertionSuccess();
+    std::ostringstream os;
+    for (const auto& p : list_) os << "\n  " << p;
+    return ::testing::AssertionFailure() << list_.size() << " problem(s):" << os.str();
+  }
+
+ private:
+  std::vector<std::string> list_;
+};
+
+// The key's value when it exists with `type` (and, for arrays, element type `elem`); notes a
+// problem when it is missing and `required`, or has another type (llama.cpp's GGUFMeta throws "key
+// ... has wrong type" even for optional keys).
+const GgufValue* typed(const GgufFile& f, Problems& p, const std::string& key, GgufType type,
+                       bool required, GgufType elem = GgufType::UINT32) {
+  const GgufValue* v = f.find(key);
+  if (!v) {
+    if (required) p.add(key + ": missing");
+    return nullptr;
+  }
+  if (v->type != type || (type == GgufType::ARRAY && v->elem != elem)) {
+    p.add(key + ": type " + gguf_type_name(v->type) +
+          (v->type == GgufType::ARRAY ? std::string(" of ") + gguf_type_name(v->elem) : "") +
+          ", llama.cpp wants " + gguf_type_name(type) +
+          (type == GgufType::ARRAY ? std::string(" of ") + gguf_type_name(elem) : ""));
+    return nullptr;
+  }
+  return v;
+}
+
+void check_tokenizer(const GgufFile& f, Problems& p) {
+  const GgufValue* model = typed(f, p, "tokenizer.ggml.model", GgufType::STRING, true);
+  const GgufValue* tokens =
+      typed(f, p, "tokenizer.ggml.tokens", GgufType::ARRAY, true, GgufType::STRING);
+  const size_t n = tokens ? tokens->array_size() : 0;
+  if (model && model->s != "gpt2" && model->s != "llama")
+    p.add("tokenizer.ggml.model: '" + model->s + "' is not a model our writers should produce");
+  if (model && model->s == "gpt2") {
+    // "cannot find tokenizer merges in model file" otherwise, even for a byte-level vocabulary.
+    typed(f, p, "tokenizer.ggml.merges", GgufType::ARRAY, true, GgufType::STRING);
+    const GgufValue* pre = typed(f, p, "tokenizer.ggml.pre", GgufType::STRING, true);
+    if (pre && !kKnownPre.count(pre->s))
+      p.add("tokenizer.ggml.pre: '" + pre->s + "' is not a pre-tokenizer llama.cpp knows");
+  }
+  if (const GgufValue* s = f.find("tokenizer.ggml.scores")) {
+    if (s->type != GgufType::ARRAY || (s->elem != GgufType::FLOAT32 && s->elem != GgufType::INT32))
+      p.add("tokenizer.ggml.scores: not an array of float32 or int32");
+    else if (s->array_size() < n)
+      p.add("tokenizer.ggml.scores: fewer entries than tokens");
+  }
+  if (const GgufValue* t =
+          typed(f, p, "tokenizer.ggml.token_type", GgufType::ARRAY, false, GgufType::INT32))
+    if (t->array_size() < n) p.add("tokenizer.ggml.token_type: fewer entries than tokens");
+  for (const char* id : {"bos", "eos", "unknown", "padding"}) {
+    const std::string key = std::string("tokenizer.ggml.") + id + "_token_id";
+    if (const GgufValue* v = typed(f, p, key, GgufType::UINT32, false))
+      if (v->u >= n) p.add(key + ": " + std::to_string(v->u) + " is not a token id");
+  }
+  for (const char* flag : {"add_bos_token", "add_eos_token", "add_space_prefix"})
+    typed(f, p, std::string("tokenizer.ggml.") + flag, GgufType::BOOL, false);
+}
+
+// Hyperparameters: returns {E, H, H_kv, F, L, n_expert} as read, 0 where unreadable.
+struct Hparams {
+  uint64_t n_embd = 0, n_head = 0, n_head_kv = 0, n_ff = 0, n_layer = 0, n_expert = 0;
+};
+
+Hparams check_hparams(const GgufFile& f, Problems& p, const std::string& a) {
+  Hparams h;
+  const auto u32 = [&](const std::string& key, bool required) -> uint64_t {
+    const GgufValue* v = typed(f, p, a + "." + key, GgufType::UINT32, required);
+    return v ? v->u : 0;
+  };
+  u32("context_length", true);
+  h.n_embd = u32("embedding_length", true);
+  h.n_layer = u32("block_count", true);
+  // Optional to llama.cpp's parser, but without them it builds a model with no heads or FFN.
+  h.n_ff = u32("feed_forward_length", true);
+  h.n_head = u32("attention.head_count", true);
+  h.n_head_kv =
+      f.has(a + ".attention.head_count_kv") ? u32("attention.head_count_kv", false) : h.n_head;
+  typed(f, p, a + ".attention.layer_norm_rms_epsilon", GgufType::FLOAT32, true);
+  typed(f, p, a + ".rope.freq_base", GgufType::FLOAT32, false);
+  u32("vocab_size", false);
+  if (h.n_head == 0 || h.n_embd % h.n_head != 0) {
+    p.add(a + ".attention.head_count does not divide embedding_length");
+    return h;
+  }
+  // llama: "invalid n_rot"; qwen2/qwen3: GGML_ASSERT(n_embd_head == n_rot) in the graph.
+  const uint64_t rot =
+      f.has(a + ".rope.dimension_count") ? u32("rope.dimension_count", false) : h.n_embd / h.n_head;
+  if (rot != h.n_embd / h.n_head) p.add(a + ".rope.dimension_count is not the head size");
+  h.n_expert = u32("expert_count", false);
+  const uint64_t used = u32("expert_used_count", false);
+  if (h.n_expert > 0 && (used == 0 || used > h.n_expert))
+    p.add(a + ".expert_used_count must be in [1, expert_count]");
+  if (h.n_expert == 0 && used > 0) p.add(a + ".expert_used_count without expert_count");
+  // qwen2/qwen3 MoE are other llama.cpp architectures (qwen2moe, qwen3moe), with other tensors.
+  if (h.n_expert > 0 && a != "llama") p.add(a + ": experts are only read for llama");
+  return h;
+}
+
+// The tensors llama.cpp's loader creates for this file, name -> dims (ggml order); optional ones
+// (loaded when present) map to `optional`.
+void expected_tensors(const std::string& a, const Hparams& h, uint64_t n_vocab,
+                      std::map<std::string, std::vector<uint64_t>>& required,
+                      std::map<std::string, std::vector<uint64_t>>& optional) {
+  const uint64_t E = h.n_embd, hd = h.n_embd / h.n_head, Q = hd * h.n_head, KV = hd * h.n_head_kv,
+                 F = h.n_ff, NE = h.n_expert;
+  required["token_embd.weight"] = {E, n_vocab};
+  required["output_norm.weight"] = {E};
+  optional["output.weight"] = {E, n_vocab};
+  for (uint64_t l = 0; l < h.n_layer; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    required[b + "attn_norm.weight"] = {E};
+    required[b + "attn_q.weight"] = {E, Q};
+    required[b + "attn_k.weight"] = {E, KV};
+    required[b + "attn_v.weight"] = {E, KV};
+    optional[b + "attn_q.bias"] = {Q};
+    optional[b + "attn_k.bias"] = {KV};
+    optional[b + "attn_v.bias"] = {KV};
+    required[b + "attn_output.weight"] = {Q, E};
+    required[b + "ffn_norm.weight"] = {E};
+    if (a == "qwen3") {
+      required[b + "attn_q_norm.weight"] = {hd};
+      required[b + "attn_k_norm.weight"] = {hd};
+    }
+    if (NE == 0) {
+      required[b + "ffn_gate.weight"] = {E, F};
+      required[b + "ffn_down.weight"] = {F, E};
+      required[b + "ffn_up.weight"] = {E, F};
+    } else {
+      required[b + "ffn_gate_inp.weight"] = {E, NE};
+      optional[b + "ffn_gate_exps.weight"] = {E, F, NE};
+      required[b + "ffn_down_exps.weight"] = {F, E, NE};
+      required[b + "ffn_up_exps.weight"] = {E, F, NE};
+    }
+  }
+}
+
+// llama.cpp also refuses a file with tensors it did not create ("wrong number of tensors").
+void check_tensors(const GgufFile& f, Problems& p, const std::string& a, const Hparams& h) {
+  const GgufValue* tokens = f.find("tokenizer.ggml.tokens");
+  std::map<std::string, std::vector<uint64_t>> required, optional;
+  expected_tensors(a, h, tokens ? tokens->array_size() : 0, required, optional);
+  std::set<std::string> seen;
+  for (const auto& t : f.tensors()) {
+    seen.insert(t.name);
+    auto it = required.find(t.name);
+    if (it == required.end()) it = optional.find(t.name);
+    if (it == optional.end()) {
+      p.add("tensor " + t.name + ": llama.cpp does not load it");
+      continue;
+    }
+    if (t.dims != it->second) p.add("tensor " + t.name + ": dims differ from llama.cpp's");
+  }
+  for (const auto& [name, dims] : required)
+    if (!seen.count(name)) p.add("tensor " + name + ": missing");
+}
+
+// Every matrix in one type, and general.file_type naming it in llama.cpp's numbering.
+void check_file_type(const GgufFile& f, Problems& p) {
+  std::set<DType> matrix_types;
+  for (const auto& t : f.tensors())
+    if (t.dims.size() >= 2) matrix_types.insert(t.type);
+  if (matrix_types.size() != 1) {
+    p.add("matrices are not all of one type");
+    return;
+  }
+  const GgufValue* ft = typed(f, p, "general.file_type", GgufType::UINT32, true);
+  const DType t = *matrix_types.begin();
+  if (ft && ft->u != llamacpp_ftype(t))
+    p.add("general.file_type = " + std::to_string(ft->u) + " but llama.cpp numbers " +
+          std::string(dtype_name(t)) + " files " + std::to_string(llamacpp_ftype(t)));
+}
+
+// Metadata rules only: what a file without tensors can be checked for.
+::testing::AssertionResult llamacpp_metadata_ok(const GgufFile& f, Hparams* out = nullptr) {
+  Problems p;
+  const GgufValue* arch = typed(f, p, "general.architecture", GgufType::STRING, true);
+  typed(f, p, "general.alignment", GgufType::UINT32, false);
+  typed(f, p, "general.file_type", GgufType::UINT32, false);
+  check_tokenizer(f, p);
+  if (arch && arch->s != "llama" && arch->s != "qwen2" && arch->s != "qwen3")
+    p.add("general.architecture: '" + arch->s + "' is not one of ours");
+  else if (arch && out)
+    *out = check_hparams(f, p, arch->s);
+  else if (arch)
+    check_hparams(f, p, arch->s);
+  return p.result();
+}
+
+::testing::AssertionResult llamacpp_loadable(const GgufFile& f) {
+  Hparams h;
+  const auto meta = llamacpp_metadata_ok(f, &h);
+  if (!meta) return meta;
+  Problems p;
+  check_tensors(f, p, f.get_string("general.architecture"), h);
+  check_file_type(f, p);
+  return p.result();
+}
+
+std::string label(const std::string& family, const std::string& role, DType t) {
+  return family + "/" + role + " " + std::string(dtype_name(t));
+}
+
+TEST(LlamaCppCompat, LlamaFileTypeUsesLlamaCppNumberingForEveryDtype) {
+  for (DType t : kAllDtypes) EXPECT_EQ(llama_file_type(t), llamacpp_ftype(t)) << dtype_name(t);
+}
+
+// Metadata only (no weights), so the 245M-parameter small-moe target costs nothing to check.
+TEST(LlamaCppCompat, EverySyntheticFamilyMemberAndDtypeHasTheMetadataLlamaCppRequires) {
+  test::TempDir dir;
+  for (const auto& fam : synthetic_families())
+    for (const auto& m : fam.members)
+      for (DType t : kAllDtypes) {
+        GgufWriter w;
+        set_synthetic_metadata(w, m, fam.name, 0, t);
+        const std::string path = dir.file("meta.gguf");
+        w.write(path);
+        const GgufFile f = GgufFile::open(path);
+        EXPECT_TRUE(llamacpp_metadata_ok(f)) << label(fam.name, m.role, t);
+        EXPECT_EQ(f.get_uint("general.file_type"), llamacpp_ftype(t)) << label(fam.name, m.role, t);
+      }
+}
+
+// Whole files of every tiny family (llama, qwen2, qwen3 and MoE) in every dtype; the larger
+// families differ from these only in their sizes, which the metadata test above covers.
+TEST(LlamaCppCompat, TinyFamilyFilesInEveryDtypeHaveExactlyTheTensorsLlamaCppLoads) {
+  test::TempDir dir;
+  for (const char* family : {"tiny", "tiny-qwen2", "tiny-qwen3", "tiny-moe"})
+    for (DType t : kAllDtypes) {
+      const std::string out =
+          (dir.path() / (std::string(family) + "-" + std::string(dtype_name(t)))).string();
+      for (const std::string& path : make_synthetic_family(family, out, 0, t))
+        EXPECT_TRUE(llamacpp_loadable(GgufFile::open(path))) << path;
+    }
+}
+
+// llama.cpp's own converter writes no general.file_type for this model (it guesses ALL_F32 from
+// the tensors); ours says 0, which llamacpp_loadable checks against the f32 matrices.
+TEST(LlamaCppCompat, ImportedStories260KHasWhatLlamaCppRequires) {
+  const auto bin = test::shared_data("stories260K/stories260K.bin");
+  const auto tok = test::shared_data("stories260K/tok512.bin");
+  if (!bin || !tok) GTEST_SKIP() << "stories260K/{stories260K.bin,tok512.bin} not in shared data";
+  test::TempDir dir;
+  import_llama2c(bin->string(), tok->string(), dir.file("stories.gguf"));
+  EXPECT_TRUE(llamacpp_loadable(GgufFile::open(dir.file("stories.gguf"))));
+}
+
+// --- The checker itself fails on files that break the rules it states. ---
+
+// A copy of the tiny target in dtype `t`, with `edit` applied to its key/values before writing.
+template <class Edit>
+GgufFile tiny_target_variant(const test::TempDir& dir, DType t, Edit edit) {
+  const SyntheticMemberSpec& m = find_synthetic_family("tiny").members.at(0);
+  write_synthetic_model(m, "tiny", 0, t, dir.file("original.gguf"));
+  const GgufFile good = GgufFile::open(dir.file("original.gguf"));
+  std::vector<std::pair<std::string, GgufValue>> kv = good.metadata();
+  edit(kv);
+  GgufWriter w;
+  for (auto& [k, v] : kv) w.set(k, v);
+  for (const auto& ti : good.tensors())
+    w.add_tensor(ti.name, ti.dims, ti.type, good.tensor_data(ti), ti.n_bytes);
+  w.write(dir.file("variant.gguf"));
+  return GgufFile::open(dir.file("variant.gguf"));
+}
+
+void drop(std::vector<std::pair<std::string, GgufValue>>& kv, const std::string& key) {
+  std::erase_if(kv, [&](const auto& e) { return e.first == key; });
+}
+void replace(std::vector<std::pair<std::string, GgufValue>>& kv, const std::string& key,
+             GgufValue v) {
+  for (auto& e : kv)
+    if (e.first == key) e.second = v;
+}
+
+TEST(LlamaCppCompatChecker, UnchangedCopyPasses) {
+  test::TempDir dir;
+  EXPECT_TRUE(llamacpp_loadable(tiny_target_variant(dir, DType::Q8_0, [](auto&) {})));
+}
+
+TEST(LlamaCppCompatChecker, RejectsAByteLevelVocabularyWithoutMerges) {
+  test::TempDir dir;
+  const auto r = llamacpp_loadable(
+      tiny_target_variant(dir, DType::F32, [](auto& kv) { drop(kv, "tokenizer.ggml.merges"); }));
+  EXPECT_FALSE(r);
+  EXPECT_NE(std::string(r.message()).find("tokenizer.ggml.merges: missing"), std::string::npos)
+      << r.message();
+}
+
+TEST(LlamaCppCompatChecker, RejectsAGgmlTypeIdAsFileType) {
+  test::TempDir dir;
+  // The old mislabel: q8_0's ggml tensor type (8) instead of LLAMA_FTYPE_MOSTLY_Q8_0 (7).
+  const auto r = llamacpp_loadable(tiny_target_variant(
+      dir, DType::Q8_0, [](auto& kv) { replace(kv, "general.file_type", GgufValue::of_u32(8)); }));
+  EXPECT_FALSE(r);
+  EXPECT_NE(std::string(r.message()).find("general.file_type = 8"), std::string::npos)
+      << r.message();
+}
+
+TEST(LlamaCppCompatChecker, RejectsAWronglyTypedKeyAndAnUnknownPreTokenizer) {
+  test::TempDir dir;
+  const auto r = llamacpp_loadable(tiny_target_variant(dir, DType::F32, [](auto& kv) {
+    replace(kv, "llama.block_count", GgufValue::of_u64(4));
+    replace(kv, "tokenizer.ggml.pre", GgufValue::of_string("no-such-pre"));
+  }));
+  EXPECT_FALSE(r);
+  const std::string msg = r.message();
+  EXPECT_NE(msg.find("llama.block_count: type uint64"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'no-such-pre'"), std::string::npos) << msg;
+}
+
+TEST(LlamaCppCompatChecker, RejectsATensorLlamaCppWouldNotLoad) {
+  test::TempDir dir;
+  // A tensor name no llama.cpp loader creates: llama.cpp counts tensors and refuses the extra.
+  const GgufFile good = tiny_target_variant(dir, DType::F32, [](auto&) {});
+  GgufWriter w;
+  for (const auto& [k, v] : good.metadata()) w.set(k, v);
+  for (const auto& ti : good.tensors())
+    w.add_tensor(ti.name, ti.dims, ti.type, good.tensor_data(ti), ti.n_bytes);
+  const std::vector<float> extra(8, 0.f);
+  w.add_tensor("blk.0.attn_extra.weight", {8}, DType::F32, extra.data(), extra.size() * 4);
+  w.write(dir.file("extra.gguf"));
+  const auto r = llamacpp_loadable(GgufFile::open(dir.file("extra.gguf")));
+  EXPECT_FALSE(r);
+  EXPECT_NE(std::string(r.message()).find("blk.0.attn_extra.weight"), std::string::npos)
+      << r.message();
+}
+
+}  // namespace
+}  // namespace accel
