@@ -6,6 +6,7 @@
 #include "harness/plan.h"
 #include "harness/runner.h"
 #include "methods/method.h"
+#include "suites/suite.h"
 
 namespace accel {
 
@@ -71,6 +72,24 @@ void register_run_commands(CLI::App& app, CliCommands& out) {
                    return 0;
                  }});
 
+  CLI::App* suites = app.add_subcommand("suites", "List the suites, their parameters and metrics");
+  out.push_back({suites, [] {
+                   for (const Suite* s : all_suites()) {
+                     std::printf("%s (version %s): %s\n", s->name().c_str(), s->version().c_str(),
+                                 s->summary().c_str());
+                     for (const auto& p : s->params())
+                       std::printf("  param  %-20s default %-8s %-14s %s\n", p.name.c_str(),
+                                   p.default_value.dump().c_str(), param_range_text(p).c_str(),
+                                   p.help.c_str());
+                     for (const auto& m : s->metrics())
+                       std::printf("  metric %-24s %s, %s; %s\n", m.name.c_str(),
+                                   aggregation_name(m.aggregation).c_str(),
+                                   m.higher_is_better ? "higher is better" : "lower is better",
+                                   m.help.c_str());
+                   }
+                   return 0;
+                 }});
+
   CLI::App* methods = app.add_subcommand("methods", "List the methods and their parameters");
   out.push_back({methods, [] {
                    for (const Method* m : all_methods()) {
@@ -81,18 +100,10 @@ void register_run_commands(CLI::App& app, CliCommands& out) {
                                    in.help.c_str());
                      for (const auto& r : m->fallback_reasons())
                        std::printf("  may fall back: %s\n", r.c_str());
-                     for (const auto& p : m->params()) {
-                       std::string range;
-                       if (p.kind == ParamSpec::Kind::Choice) {
-                         for (const auto& c : p.choices) range += (range.empty() ? "" : "|") + c;
-                       } else if (p.kind != ParamSpec::Kind::Bool) {
-                         range = std::string(p.min_exclusive ? "(" : "[") +
-                                 nlohmann::json(p.min).dump() + ", " +
-                                 nlohmann::json(p.max).dump() + "]";
-                       }
+                     for (const auto& p : m->params())
                        std::printf("  %-20s default %-8s %-14s %s\n", p.name.c_str(),
-                                   p.default_value.dump().c_str(), range.c_str(), p.help.c_str());
-                     }
+                                   p.default_value.dump().c_str(), param_range_text(p).c_str(),
+                                   p.help.c_str());
                    }
                    return 0;
                  }});

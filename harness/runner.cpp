@@ -139,6 +139,25 @@ void print_dry_run(const Plan& plan, const std::vector<Case>& cases,
         << keys[i].substr(0, 12) << "\n";
 }
 
+// Runs one case and records its trials, or its failure, in one transaction; an interrupted case is
+// dropped whole.
+void run_and_record(const CaseInput& in, const std::string& key, results::ResultStore& store,
+                    CaseTimes& times, RunSummary& sum, Progress& progress) {
+  const results::TrialRecord identity = case_identity(in, key, sum.run_id);
+  try {
+    const auto trials = run_case(in, identity, times);
+    if (in.interrupts) return;
+    store.record_case(trials);
+    ++sum.completed;
+  } catch (const std::exception& e) {
+    if (in.interrupts) return;
+    store.record_failure(identity, e.what());
+    ++sum.failed;
+    progress.failure(in.c.label(in.plan), e.what());
+  }
+  progress.case_done(in.c.label(in.plan));
+}
+
 }  // namespace
 
 std::string case_key(const Plan& plan, const Case& c,
@@ -171,7 +190,8 @@ RunSummary run_plan(const Plan& given, const RunOptions& opt, std::ostream& log)
     store = std::make_unique<results::ResultStore>(results::ResultStore::open(opt.db_path));
     done = store->done_cases(plan.trials);
   } else if (std::filesystem::exists(db)) {
-    store = std::make_unique<results::ResultStore>(results::ResultStore::open_readonly(opt.db_path));
+    store =
+        std::make_unique<results::ResultStore>(results::ResultStore::open_readonly(opt.db_path));
     done = store->done_cases(plan.trials);
   }
   const SetDigests digests = digest_inputs(plan, store.get());
@@ -210,20 +230,9 @@ RunSummary run_plan(const Plan& given, const RunOptions& opt, std::ostream& log)
         references.clear();
         times.setup_s += since(t_load);  // models load lazily, inside the first case
       }
-      const CaseInput in{plan, c, *loaded, references, g_interrupts};
-      const results::TrialRecord identity = case_identity(in, keys[ci], sum.run_id);
-      try {
-        const auto trials = run_case(in, identity, times);
-        if (g_interrupts) break;  // the case in flight is dropped, never half-recorded
-        store->record_case(trials);
-        ++sum.completed;
-      } catch (const std::exception& e) {
-        if (g_interrupts) break;
-        store->record_failure(identity, e.what());
-        ++sum.failed;
-        progress.failure(c.label(plan), e.what());
-      }
-      progress.case_done(c.label(plan));
+      run_and_record({plan, c, *loaded, references, g_interrupts}, keys[ci], *store, times, sum,
+                     progress);
+      if (g_interrupts) break;  // the case in flight is dropped, never half-recorded
       sum.measured_s += times.measured_s;
       sum.setup_s += times.setup_s;
       // Bookkeeping = the case's wall time less setup, warm-ups and measured trials.

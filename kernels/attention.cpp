@@ -556,6 +556,12 @@ void tile_keylane(const Problem& pr, int g0, int ng, size_t i0, int nq, Scratch&
   }
 }
 
+// Work of one attention call in parallel_for's flop-like units: QK and PV are 2 multiply-adds
+// per (query head, key, dimension) = 4 units; an upper bound for a causal prefill (about half).
+double attention_work(const AttentionShape& s, size_t n_q, size_t n_kv) {
+  return 4.0 * double(n_q) * double(n_kv) * double(s.n_heads) * double(s.head_dim);
+}
+
 }  // namespace
 
 void attention_causal(const AttentionShape& s, const float* q, size_t ldq, const int32_t* q_pos,
@@ -592,25 +598,22 @@ void attention_causal(const AttentionShape& s, const float* q, size_t ldq, const
     const size_t tq = size_t(std::max(1, kTileRows / pr.G));
     const size_t n_tiles = (n_q + tq - 1) / tq;
     const long n_items = long(n_tiles) * n_kvh;
-#pragma omp parallel if (n_items > 1)
-    {
-      Scratch sc;
+    std::vector<Scratch> scratch(static_cast<size_t>(parallel_slots()));
+    parallel_for(size_t(n_items), attention_work(s, n_q, n_kv), [&](size_t j, int slot) {
       // Later query tiles see more keys in a causal prefill: hand them out first.
-#pragma omp for schedule(dynamic, 1)
-      for (long it = n_items - 1; it >= 0; --it) {
-        const size_t i0 = size_t(it) / n_kvh * tq;
-        tile_rowlane(pr, int(size_t(it) % n_kvh), i0, int(std::min(tq, n_q - i0)), sc);
-      }
-    }
+      const size_t it = size_t(n_items) - 1 - j;
+      const size_t i0 = it / size_t(n_kvh) * tq;
+      tile_rowlane(pr, int(it % size_t(n_kvh)), i0, int(std::min(tq, n_q - i0)),
+                   scratch[size_t(slot)]);
+    });
   } else {
     // Few rows (decode): one item per thread, each a contiguous range of kv heads.
     const int n_items = std::min(n_kvh, num_threads());
-#pragma omp parallel for schedule(static, 1) if (n_items > 1)
-    for (int it = 0; it < n_items; ++it) {
+    parallel_for(size_t(n_items), attention_work(s, n_q, n_kv), [&](size_t it, int) {
       Scratch sc;
-      const int g0 = it * n_kvh / n_items, g1 = (it + 1) * n_kvh / n_items;
+      const int g0 = int(it) * n_kvh / n_items, g1 = (int(it) + 1) * n_kvh / n_items;
       tile_keylane(pr, g0, g1 - g0, 0, int(n_q), sc);
-    }
+    });
   }
 }
 

@@ -12,11 +12,6 @@
 // zero-padded rows/columns and the number of rows in a tile cannot affect a valid lane's value.
 #include "kernels/gemm.h"
 
-// GCC 12's AVX-512 headers build their "undefined" pass-through operand from a self-initialised
-// variable, which trips -W(maybe-)uninitialized once inlined here; the value is never used.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-
 #include <algorithm>
 #include <array>
 #include <cassert>

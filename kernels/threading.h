@@ -51,8 +51,8 @@ using RangeFn = FunctionRef<void(size_t begin, size_t end, int slot)>;
 void parallel_for(size_t n_items, ItemFn body);
 
 // As above, but the whole loop runs inline when `work` (the region's arithmetic in flop-like
-// units: multiply-adds count 2) is below min_parallel_work(): handing out a region costs about as
-// much as that much arithmetic, so smaller regions are faster on one thread.
+// units: multiply-adds count 2) is below min_parallel_work(): handing out a region takes about
+// half that much arithmetic's time, so below it two threads save less than they cost.
 void parallel_for(size_t n_items, double work, ItemFn body);
 
 // Cuts [0, n) into contiguous ranges (a few per thread, so a descheduled thread holds up little)

@@ -12,10 +12,15 @@
 #include "kernels/attention.h"
 #include "kernels/elementwise.h"
 #include "kernels/quant.h"
+#include "kernels/threading.h"
 
 namespace accel {
 
 namespace {
+
+// swiglu's serial time per element in parallel_for's flop-like units: 2.56 ns of CPU time
+// (tests/bench/bench_threads_under_load BM_SerialCost kernel 2) over GEMM's 0.0080 ns per flop.
+constexpr double kSwigluWorkPerElement = 320;
 
 using Clock = std::chrono::steady_clock;
 
@@ -190,8 +195,9 @@ void Model::ffn_dense(const LayerWeights& L, const float* xn, size_t T, float* o
   const size_t F = size_t(cfg_.n_ff), E = size_t(cfg_.n_embd);
   std::vector<float> gu(T * 2 * F);  // [T][gate F | up F]
   timed_gemm(prof, xn, T, E, L.w_gate_up, gu.data(), 2 * F);
-#pragma omp parallel for schedule(static) if (T > 16)
-  for (size_t t = 0; t < T; ++t) swiglu(&gu[t * 2 * F], &gu[t * 2 * F + F], &gu[t * 2 * F], F);
+  parallel_ranges(T, double(T) * double(F) * kSwigluWorkPerElement, [&](size_t t0, size_t t1, int) {
+    for (size_t t = t0; t < t1; ++t) swiglu(&gu[t * 2 * F], &gu[t * 2 * F + F], &gu[t * 2 * F], F);
+  });
   timed_gemm(prof, gu.data(), T, 2 * F, L.w_down, out, E);
 }
 

@@ -38,6 +38,9 @@ nlohmann::json resolve_param_specs(const std::string& where, const std::vector<P
       case ParamSpec::Kind::Bool:
         if (!v.is_boolean()) throw std::invalid_argument(what + " must be true or false");
         break;
+      case ParamSpec::Kind::Text:
+        if (!v.is_string()) throw std::invalid_argument(what + " must be a string");
+        break;
       case ParamSpec::Kind::Choice: {
         bool ok = v.is_string();
         if (ok) {
@@ -61,7 +64,7 @@ std::string param_range_text(const ParamSpec& p) {
   std::string range;
   if (p.kind == ParamSpec::Kind::Choice) {
     for (const auto& c : p.choices) range += (range.empty() ? "" : "|") + c;
-  } else if (p.kind != ParamSpec::Kind::Bool) {
+  } else if (p.kind != ParamSpec::Kind::Bool && p.kind != ParamSpec::Kind::Text) {
     range = std::string(p.min_exclusive ? "(" : "[") + nlohmann::json(p.min).dump() + ", " +
             nlohmann::json(p.max).dump() + "]";
   }

@@ -10,7 +10,7 @@ namespace accel {
 
 // One declared parameter: its default, its allowed values and a line of help.
 struct ParamSpec {
-  enum class Kind { Int, Float, Bool, Choice };
+  enum class Kind { Int, Float, Bool, Choice, Text };  // Text: any string (e.g. a data path)
   std::string name;
   Kind kind = Kind::Float;
   nlohmann::json default_value;

@@ -529,8 +529,8 @@ Table trials_table(const ResultStore& store, const ReportOptions& opt) {
 }
 
 const std::vector<std::string>& report_names() {
-  static const std::vector<std::string> n = {"ttft",      "phases", "ablation", "costmodel",
-                                             "agreement", "runs",   "trials"};
+  static const std::vector<std::string> n = {
+      "ttft", "phases", "ablation", "costmodel", "agreement", "suite", "parity", "runs", "trials"};
   return n;
 }
 
@@ -542,6 +542,8 @@ Table make_report(const ResultStore& store, const std::string& name, const Repor
   if (name == "trials") return trials_table(store, opt);
   if (name == "costmodel") return costmodel_table(store, opt);
   if (name == "agreement") return agreement_table(store, opt);
+  if (name == "suite") return suite_table(store, opt);
+  if (name == "parity") return parity_table(store, opt);
   std::string known;
   for (const auto& n : report_names()) known += (known.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown table '" + name + "' (" + known + ")");

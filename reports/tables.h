@@ -49,6 +49,14 @@ Table trials_table(const results::ResultStore& store, const ReportOptions& opt);
 // method x context, labelled "agreement only, not quality" for synthetic targets. Fallback trials
 // agree by construction and are excluded (see fell_back()).
 Table agreement_table(const results::ResultStore& store, const ReportOptions& opt);
+// Every suite metric per (suite, method, params, KV type, target, context), aggregated over samples
+// by the metric's stored declaration (suite_table.cpp).
+Table suite_table(const results::ResultStore& store, const ReportOptions& opt);
+// Greedy parity (parity_table.cpp): per (target, method, params, KV type) and context the share of
+// samples with parity.exact and the earliest first divergence with its two tokens; then an N×N
+// matrix, cell (A, B) = share of shared samples (content hash, context) with identical output
+// tokens, the diagonal = share of samples whose trials all repeat the first trial's tokens.
+Table parity_table(const results::ResultStore& store, const ReportOptions& opt);
 // The names above plus "costmodel" (cost_model.h) and dispatch by name.
 const std::vector<std::string>& report_names();
 Table make_report(const results::ResultStore& store, const std::string& name,

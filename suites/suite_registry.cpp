@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "suites/agreement.h"
+#include "suites/parity.h"
 #include "suites/suite.h"
 #include "suites/synthetic.h"
 
@@ -11,7 +12,8 @@ namespace accel {
 std::vector<const Suite*> all_suites() {
   static const SyntheticSuite synthetic;
   static const AgreementSuite agreement;
-  return {&synthetic, &agreement};
+  static const ParitySuite parity;
+  return {&synthetic, &agreement, &parity};
 }
 
 const Suite& find_suite(const std::string& name) {
