@@ -30,8 +30,8 @@
 
 #include <immintrin.h>
 
-#include "kernels/attention_simd.h"
 #include "kernels/fp16.h"
+#include "kernels/simd.h"
 #include "kernels/threading.h"
 
 // GCC 12 flags the unspecified-value operand inside its own AVX-512 intrinsics (GCC bug 105593).
@@ -43,7 +43,7 @@ namespace accel {
 
 namespace {
 
-using namespace attn_simd;
+using namespace simd;
 
 constexpr int kBlock = 64;     // keys per online-softmax block (fixed: part of the numerics)
 constexpr int kTileRows = 48;  // target rows (query x head) per row-lane tile

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/simd.h"
+#include "kernels/threading.h"
 
 namespace accel {
 
@@ -142,12 +143,14 @@ void max_accumulate(float* acc, const float* x, size_t n) {
 
 void mean_of_rows(const float* x, size_t rows, size_t n, float* out) {
   const float fr = float(rows);
-#pragma omp parallel for schedule(static) if (n >= 4096)
-  for (size_t j = 0; j < n; ++j) {
-    float s = 0.f;
-    for (size_t r = 0; r < rows; ++r) s += x[r * n + j];
-    out[j] = s / fr;
-  }
+  // Columns are independent and each sums its rows in order, so the split never changes a bit.
+  parallel_ranges(n, double(n) * double(rows), [&](size_t j0, size_t j1, int) {
+    for (size_t j = j0; j < j1; ++j) {
+      float s = 0.f;
+      for (size_t r = 0; r < rows; ++r) s += x[r * n + j];
+      out[j] = s / fr;
+    }
+  });
 }
 
 }  // namespace accel

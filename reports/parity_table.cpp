@@ -1,7 +1,8 @@
-// The `parity` table: per configuration (target, method, params, KV type) and context, the share
-// of samples whose tokens equal the reference method's and the earliest divergence (parity.*
-// scores), then the N×N cross-diff matrix of the configurations' stored output tokens. Reads the
-// store only; any suite's trials take part in the matrix, since it compares stored outputs.
+// The `parity` table: per configuration (target, method, the params that vary within the method,
+// KV type) and context, the share of samples whose tokens equal the reference method's and the
+// earliest divergence (parity.* scores), then the N×N cross-diff matrix of the configurations'
+// stored output tokens. Reads the store only; any suite's trials take part in the matrix, since
+// it compares stored outputs.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -27,8 +28,27 @@ struct Config {
   std::map<int64_t, std::map<std::string, std::map<std::string, double>>> scores;
 };
 
-ConfigKey config_key(const TrialRecord& t, const ReportOptions& opt) {
-  return {t.method != opt.baseline_method, model_label(t.target), t.method, params_label(t.params),
+// Per method, the parameter names whose values differ between its trials: only those label a
+// row (a resolved PLD configuration has a dozen parameters, most at "preset").
+std::map<std::string, std::vector<std::string>> varying_params(
+    const std::vector<TrialRecord>& trials) {
+  std::map<std::string, std::map<std::string, std::set<std::string>>> values;
+  for (const auto& t : trials)
+    if (t.params.is_object())
+      for (const auto& [k, v] : t.params.items()) values[t.method][k].insert(v.dump());
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& [method, by_key] : values) {
+    out[method];  // present, possibly empty: no parameter varies
+    for (const auto& [k, vs] : by_key)
+      if (vs.size() > 1) out[method].push_back(k);
+  }
+  return out;
+}
+
+ConfigKey config_key(const TrialRecord& t, const std::vector<std::string>& keys,
+                     const ReportOptions& opt) {
+  const std::string params = keys.empty() ? "" : params_label(t.params, keys);
+  return {t.method != opt.baseline_method, model_label(t.target), t.method, params,
           t.kv_dtype.empty() ? "f32" : t.kv_dtype};
 }
 
@@ -36,9 +56,13 @@ std::map<ConfigKey, Config> collect(const results::ResultStore& store, const Rep
                                     std::set<int64_t>& contexts) {
   results::TrialFilter f;
   f.where = opt.where;
+  const auto trials = store.trials(f);
+  const auto varying = varying_params(trials);
   std::map<ConfigKey, Config> configs;
-  for (const auto& t : store.trials(f)) {
-    Config& c = configs[config_key(t, opt)];
+  for (const auto& t : trials) {
+    const auto keys = varying.find(t.method);
+    Config& c = configs[config_key(
+        t, keys == varying.end() ? std::vector<std::string>{} : keys->second, opt)];
     const SampleKey sk{t.sample_hash.empty() ? t.sample_id : t.sample_hash, t.context_len};
     c.outputs[sk].emplace(t.trial_index, t.output_tokens);
     contexts.insert(t.context_len);

@@ -52,10 +52,11 @@ Table agreement_table(const results::ResultStore& store, const ReportOptions& op
 // Every suite metric per (suite, method, params, KV type, target, context), aggregated over samples
 // by the metric's stored declaration (suite_table.cpp).
 Table suite_table(const results::ResultStore& store, const ReportOptions& opt);
-// Greedy parity (parity_table.cpp): per (target, method, params, KV type) and context the share of
-// samples with parity.exact and the earliest first divergence with its two tokens; then an N×N
-// matrix, cell (A, B) = share of shared samples (content hash, context) with identical output
-// tokens, the diagonal = share of samples whose trials all repeat the first trial's tokens.
+// Greedy parity (parity_table.cpp): per (target, method, the params that vary within the method,
+// KV type) and context the share of samples with parity.exact and the earliest first divergence
+// with its two tokens; then an N×N matrix, cell (A, B) = share of shared samples (content hash,
+// context) with identical output tokens, the diagonal = share of samples whose trials all repeat
+// the first trial's tokens.
 Table parity_table(const results::ResultStore& store, const ReportOptions& opt);
 // The names above plus "costmodel" (cost_model.h) and dispatch by name.
 const std::vector<std::string>& report_names();

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
 
 #include "results/result_store.h"
 #include "tests/reports/line_match.h"
@@ -26,12 +27,13 @@ TEST(ParityRun, PldMatchesBaselineTokenForTokenAndTheReportPrintsTheMatrix) {
       {"decode_tokens", 16},
       {"threads", 1}}.dump();
   std::string out;
-  ASSERT_EQ(test::run_cli("run " + plan + " --db " + db + " --models-dir " + dir.file("models"),
-                          &out),
-            0)
+  ASSERT_EQ(
+      test::run_cli("run " + plan + " --db " + db + " --models-dir " + dir.file("models"), &out), 0)
       << out;
   const auto trials = results::ResultStore::open_readonly(db).trials();
   int pld = 0, base = 0;
+  int64_t drafted = 0;
+  std::set<std::vector<int32_t>> base_outputs;
   for (const auto& t : trials) {
     EXPECT_EQ(t.workload, "parity");
     EXPECT_EQ(t.prompt_tokens, 128);
@@ -42,13 +44,19 @@ TEST(ParityRun, PldMatchesBaselineTokenForTokenAndTheReportPrintsTheMatrix) {
       EXPECT_EQ(t.scores.at("parity.exact"), 1.0) << t.sample_id;
       EXPECT_EQ(t.scores.at("parity.first_divergence"), 16.0) << t.sample_id;
       EXPECT_EQ(t.scores.at("parity.ref_token_at_divergence"), -1.0);
+      drafted += t.stats.value("drafted_tokens", int64_t(0));
     } else {
+      base_outputs.insert(t.output_tokens);
       ++base;
       EXPECT_TRUE(t.scores.empty());  // the reference is not scored against itself
     }
   }
   EXPECT_EQ(pld, 2);
   EXPECT_EQ(base, 2);
+  // Not parity by default: PLD drafted (so verify steps ran), and the two prompts led to different
+  // outputs (so "identical" in the matrix is not a constant model's doing).
+  EXPECT_GT(drafted, 0);
+  EXPECT_EQ(base_outputs.size(), 2u);
   ASSERT_EQ(test::run_cli("report --db " + db + " --table parity", &out), 0) << out;
   EXPECT_TRUE(test::lines_match(
       out, {"| # | Target | Method | Params | KV | Exact 128 | First div. 128 | #1 | #2 |",
