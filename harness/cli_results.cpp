@@ -24,7 +24,8 @@ void register_results_commands(CLI::App& app, CliCommands& out) {
   report
       ->add_option("--table", r->table,
                    "ttft, phases, ablation, costmodel (SpecPrefill ratio model), agreement "
-                   "(with the baseline), runs or trials")
+                   "(with the reference), suite (every suite metric by its declaration), parity "
+                   "(token-exact parity and the cross-configuration matrix), runs or trials")
       ->required()
       ->check(CLI::IsMember(reports::report_names()));
   report->add_option("--format", r->format, "md, csv, latex or json")
