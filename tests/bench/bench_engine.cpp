@@ -14,19 +14,14 @@
 #include "models/generation.h"
 #include "models/model.h"
 #include "models/synthetic.h"
+#include "tests/support/small_family.h"
 #include "tests/support/test_support.h"
 
 namespace accel {
 namespace {
 
 const Model& small_target() {
-  static std::unique_ptr<Model> m = [] {
-    const std::string dir = std::string(ACCELBENCH_SOURCE_DIR) + "/models-cache/small";
-    if (!std::filesystem::exists(dir + "/target.gguf"))
-      make_synthetic_family("small", dir, 0, DType::F32);
-    return Model::load(dir + "/target.gguf");
-  }();
-  return *m;
+  return test::small_family_target();
 }
 
 std::vector<int32_t> random_prompt_ids(int n_vocab, size_t n) {

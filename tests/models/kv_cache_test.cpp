@@ -14,12 +14,7 @@
 namespace accel {
 namespace {
 
-std::vector<int32_t> seeded_tokens(size_t n, int vocab, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<int32_t> t(n);
-  for (auto& x : t) x = int32_t(rng() % uint64_t(vocab));
-  return t;
-}
+using test::seeded_tokens;
 
 struct CacheCase {
   const char* family;
@@ -29,8 +24,8 @@ struct CacheCase {
 class CacheTypes : public ::testing::TestWithParam<CacheCase> {
  protected:
   void SetUp() override {
-    model_ = Model::load(make_synthetic_family(GetParam().family, dir_.path().string(), 3,
-                                               DType::F32)[0]);
+    model_ = Model::load(
+        make_synthetic_family(GetParam().family, dir_.path().string(), 3, DType::F32)[0]);
     toks_ = seeded_tokens(200, model_->config().n_vocab, 7);
   }
   std::vector<float> all_logits(size_t chunk) const {

@@ -18,12 +18,7 @@
 namespace accel {
 namespace {
 
-std::vector<int32_t> seeded_tokens(size_t n, int vocab, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<int32_t> t(n);
-  for (auto& x : t) x = int32_t(rng() % uint64_t(vocab));
-  return t;
-}
+using test::seeded_tokens;
 
 std::vector<float> all_logits(const Model& m, const std::vector<int32_t>& toks, size_t chunk) {
   KVCache cache = m.make_cache();

@@ -67,6 +67,13 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
+std::vector<int32_t> seeded_tokens(size_t n, int vocab, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<int32_t> t(n);
+  for (auto& x : t) x = int32_t(rng() % uint64_t(vocab));
+  return t;
+}
+
 std::vector<float> random_normal(size_t n, uint64_t seed, float stddev) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> d(0.f, stddev);

@@ -38,6 +38,9 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// n token ids uniform in [0, vocab) from a seeded mt19937_64.
+std::vector<int32_t> seeded_tokens(size_t n, int vocab, uint64_t seed);
+
 // n floats from N(0, stddev) with a fixed seed.
 std::vector<float> random_normal(size_t n, uint64_t seed, float stddev = 1.f);
 
