@@ -19,7 +19,9 @@ double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-const Suite& suite_of(const Plan& p) { return find_suite(p.suite.name); }
+const Suite& suite_of(const Plan& p) {
+  return find_suite(p.suite.name);
+}
 
 // The engine a method runs on: the target, and every other input it declares, by role.
 Engine engine_for(const CaseInput& in, const Method& m, const std::string& kv_dtype) {
@@ -67,7 +69,9 @@ Request scoring_request(const Request& r, int steps) {
   return s;
 }
 
-Generation generation_of(Outcome&& o) { return {std::move(o.tokens), std::move(o.logits)}; }
+Generation generation_of(Outcome&& o) {
+  return {std::move(o.tokens), std::move(o.logits)};
+}
 
 // The reference method's generation for this (set, context, sample), run once and cached.
 const Generation& reference_for(const CaseInput& in, const Request& req, const ReferenceNeed& need,
@@ -76,8 +80,8 @@ const Generation& reference_for(const CaseInput& in, const Request& req, const R
   if (const auto it = in.references.find(key); it != in.references.end()) return it->second;
   const auto t0 = Clock::now();
   const Method& ref = find_method(in.plan.reference.method);
-  const Request r = need.kind == ReferenceNeed::Kind::ForcedLogits ? scoring_request(req, need.steps)
-                                                                    : req;
+  const Request r =
+      need.kind == ReferenceNeed::Kind::ForcedLogits ? scoring_request(req, need.steps) : req;
   Generation g = generation_of(ref.run(engine_for(in, ref, "f32"), r, in.plan.reference.params));
   times.setup_s += since(t0);
   return in.references[key] = std::move(g);
@@ -118,8 +122,8 @@ void check_declared_fallback(const Method& m, const Outcome& o) {
   const nlohmann::json& why = o.stats["fallback"];
   for (const auto& r : m.fallback_reasons())
     if (why.is_string() && why.get<std::string>() == r) return;
-  throw std::runtime_error("method '" + m.name() + "' fell back for an undeclared reason: " +
-                           why.dump());
+  throw std::runtime_error("method '" + m.name() +
+                           "' fell back for an undeclared reason: " + why.dump());
 }
 
 results::TrialRecord case_identity(const CaseInput& in, const std::string& case_key,
@@ -150,8 +154,8 @@ results::TrialRecord case_identity(const CaseInput& in, const std::string& case_
   return r;
 }
 
-std::vector<results::TrialRecord> run_case(const CaseInput& in, const results::TrialRecord& identity,
-                                           CaseTimes& times) {
+std::vector<results::TrialRecord> run_case(const CaseInput& in,
+                                           const results::TrialRecord& identity, CaseTimes& times) {
   const Method& method = find_method(in.c.method);
   const Suite& suite = suite_of(in.plan);
   const nlohmann::json& sp = in.plan.suite.params;
@@ -161,11 +165,11 @@ std::vector<results::TrialRecord> run_case(const CaseInput& in, const results::T
   // A draft model is also stored in the draft_* columns the cost-model reports read.
   if (id.inputs.contains("draft")) id.draft = in.models.ref("draft");
 
-  const Sample sample = suite.make_sample(in.c.context_len, in.c.sample, in.plan.seed, 
-                                          in.models.suite_context(), sp);
+  const Sample sample =
+      suite.make_sample(in.c.context_len, in.c.sample, in.plan.seed, in.models.suite_context(), sp);
   id.sample_id = sample.id;
-  id.sample_hash =
-      sha256_text(nlohmann::json{{"prompt", sample.prompt}, {"reference", sample.reference}}.dump());
+  id.sample_hash = sha256_text(
+      nlohmann::json{{"prompt", sample.prompt}, {"reference", sample.reference}}.dump());
   const Request req = make_request(in, sample);
   const Engine engine = engine_for(in, method, in.c.kv_dtype);
   const ReferenceNeed need = suite.reference_need(sp);

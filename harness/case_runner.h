@@ -43,7 +43,7 @@ void check_declared_fallback(const Method& m, const Outcome& o);
 
 // Runs the case; returns its measured trials (fewer than plan.trials only when interrupted) with
 // scores. Throws for any failure, including a fallback the method does not declare.
-std::vector<results::TrialRecord> run_case(const CaseInput& in, const results::TrialRecord& identity,
-                                           CaseTimes& times);
+std::vector<results::TrialRecord> run_case(const CaseInput& in,
+                                           const results::TrialRecord& identity, CaseTimes& times);
 
 }  // namespace accel

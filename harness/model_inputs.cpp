@@ -59,8 +59,8 @@ const Model& LoadedModelSet::model(const std::string& role) {
 const std::string& LoadedModelSet::digest(const std::string& role) const {
   const auto it = digests_.find(role);
   if (it == digests_.end())
-    throw std::runtime_error("model set '" + spec_.name + "': input '" + role +
-                             "' is missing (" + spec_.path(role) + ")");
+    throw std::runtime_error("model set '" + spec_.name + "': input '" + role + "' is missing (" +
+                             spec_.path(role) + ")");
   return it->second;
 }
 

@@ -88,8 +88,9 @@ void resolve_family_roles(const nlohmann::json& m, const std::string& src, const
 ModelSetSpec parse_model_set(const nlohmann::json& m, const std::string& src, const std::string& f,
                              const std::string& models_dir) {
   if (!m.is_object()) fail(src, f, "must be an object");
-  check_keys(m, {"name", "family", "seed", "dtype", "target", "draft", "draft_role", "roles", "inputs"},
-             src, f);
+  check_keys(
+      m, {"name", "family", "seed", "dtype", "target", "draft", "draft_role", "roles", "inputs"},
+      src, f);
   ModelSetSpec s;
   s.name = get_string(m, "name", src, f + ".name");
   if (m.contains("family")) {
@@ -108,7 +109,8 @@ ModelSetSpec parse_model_set(const nlohmann::json& m, const std::string& src, co
         fail(src, f + ".dtype", "'" + s.dtype + "' is not one of f32, f16, bf16, q8_0, q4_0");
     }
     if (m.contains("target") || m.contains("draft") || m.contains("inputs"))
-      fail(src, f, "give either 'family' (with 'roles') or 'target'/'draft'/'inputs' paths, not both");
+      fail(src, f,
+           "give either 'family' (with 'roles') or 'target'/'draft'/'inputs' paths, not both");
     resolve_family_roles(m, src, f, models_dir, s);
     return s;
   }
@@ -174,8 +176,8 @@ void parse_reference(const nlohmann::json& j, const std::string& src, Plan& p) {
     const Method& m = find_method(p.reference.method);
     for (const auto& in : m.inputs())
       if (in.role != "target")
-        fail(src, "reference.method", "the reference runs on the target alone; '" + m.name() +
-                                          "' needs '" + in.role + "'");
+        fail(src, "reference.method",
+             "the reference runs on the target alone; '" + m.name() + "' needs '" + in.role + "'");
     p.reference.params = resolve_params(m, given);
   } catch (const std::invalid_argument& e) {
     fail(src, "reference", e.what());
@@ -224,12 +226,11 @@ nlohmann::json default_plan_json() {
 
 Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::string& models_dir) {
   if (!j.is_object()) fail(src, "(top level)", "a plan is a JSON object");
-  check_keys(
-      j,
-      {"name", "models", "methods", "context_lengths", "workload", "suite", "reference", "kv_dtypes",
-       "warmup", "trials", "decode_tokens", "agreement_steps", "threads", "prefill_chunk", "seed",
-       "description"},
-      src, "");
+  check_keys(j,
+             {"name", "models", "methods", "context_lengths", "workload", "suite", "reference",
+              "kv_dtypes", "warmup", "trials", "decode_tokens", "agreement_steps", "threads",
+              "prefill_chunk", "seed", "description"},
+             src, "");
   Plan p;
   p.source = j;
   if (j.contains("name")) {
@@ -357,18 +358,16 @@ std::vector<Case> expand_plan(const Plan& p) {
 
 nlohmann::json Case::config(const Plan& p) const {
   const Suite& suite = find_suite(p.suite.name);
-  nlohmann::json c = {{"method", method},
-                      {"params", params},
-                      {"context_len", context_len},
-                      {"suite",
-                       {{"name", suite.name()},
-                        {"version", suite.version()},
-                        {"params", p.suite.params}}},
-                      {"sample", sample},
-                      {"seed", p.seed},
-                      {"decode_tokens", p.decode_tokens},
-                      {"prefill_chunk", p.prefill_chunk},
-                      {"threads", p.threads}};
+  nlohmann::json c = {
+      {"method", method},
+      {"params", params},
+      {"context_len", context_len},
+      {"suite", {{"name", suite.name()}, {"version", suite.version()}, {"params", p.suite.params}}},
+      {"sample", sample},
+      {"seed", p.seed},
+      {"decode_tokens", p.decode_tokens},
+      {"prefill_chunk", p.prefill_chunk},
+      {"threads", p.threads}};
   // Only non-default settings are added, so that adding a setting keeps older keys.
   if (kv_dtype != "f32") c["kv_dtype"] = kv_dtype;
   if (suite.reference_need(p.suite.params).kind != ReferenceNeed::Kind::None)

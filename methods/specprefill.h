@@ -17,8 +17,9 @@ class SpecPrefillMethod : public Method {
   }
   std::vector<ParamSpec> params() const override;
   std::vector<InputSpec> inputs() const override {
-    return {{"target", InputSpec::Kind::Model, "the model being accelerated"},
-            {"draft", InputSpec::Kind::Model, "scores prompt tokens; shares the target's vocabulary"}};
+    return {
+        {"target", InputSpec::Kind::Model, "the model being accelerated"},
+        {"draft", InputSpec::Kind::Model, "scores prompt tokens; shares the target's vocabulary"}};
   }
   std::vector<std::string> fallback_reasons() const override { return {"below_threshold"}; }
   Outcome run(const Engine& e, const Request& r, const nlohmann::json& params) const override;

@@ -31,9 +31,8 @@ Table agreement_table(const results::ResultStore& store, const ReportOptions& op
     if (t.stats.contains("agreement_steps")) steps = t.stats["agreement_steps"].get<int>();  // < v4
     if (!suite_steps.count(t.run_id)) {  // v4: the agreement suite's params, once per run
       const auto run = store.run(t.run_id);
-      suite_steps[t.run_id] = run ? run->suite.value("params", nlohmann::json::object()).value(
-                                        "steps", 0)
-                                  : 0;
+      suite_steps[t.run_id] =
+          run ? run->suite.value("params", nlohmann::json::object()).value("steps", 0) : 0;
     }
     if (suite_steps[t.run_id] > 0) steps = suite_steps[t.run_id];
   }

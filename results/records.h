@@ -66,7 +66,7 @@ struct TrialRecord {
   ModelRef target;
   std::optional<ModelRef> draft;  // draft / auxiliary model, when the method has one
   int64_t context_len = 0;
-  std::string workload;           // the suite's name
+  std::string workload;          // the suite's name
   std::string workload_version;  // schema v2: suite version (STYLE.md item 10)
   std::string sample_id;
   // Schema v4: sha256 of the sample's prompt ids and reference, so two runs can prove they saw

@@ -52,7 +52,13 @@ Agreement agreement(const std::vector<std::vector<float>>& reference,
 }
 
 std::vector<ParamSpec> AgreementSuite::params() const {
-  return {{"steps", ParamSpec::Kind::Int, 16, 1, 4096, false, {},
+  return {{"steps",
+           ParamSpec::Kind::Int,
+           16,
+           1,
+           4096,
+           false,
+           {},
            "decode steps compared (row 0 is the prompt's last position)"}};
 }
 

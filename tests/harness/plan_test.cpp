@@ -40,7 +40,9 @@ TEST(Plan, ExpandsCartesianProduct) {
 
 TEST(Plan, FamilyRolesMapToMemberFiles) {
   nlohmann::json j = good();
-  j["models"][0] = {{"name", "s"}, {"family", "small"}, {"roles", {{"aux", "draft-xs"}}},
+  j["models"][0] = {{"name", "s"},
+                    {"family", "small"},
+                    {"roles", {{"aux", "draft-xs"}}},
                     {"draft_role", "draft-l"}};
   const Plan p = parse_plan(j, "p.json", "/tmp/m");
   EXPECT_EQ(p.models[0].path("draft"), "/tmp/m/small-f32-s0/draft-l.gguf");
@@ -114,8 +116,14 @@ TEST(Plan, ErrorsNameTheField) {
       {[](auto& j) { j["workload"]["kind"] = "ruler"; }, "workload.kind"},
       {[](auto& j) { j["workload"]["samples"] = 0; }, "workload.samples"},
       {[](auto& j) { j["typo"] = 1; }, "typo"},
-      {[](auto& j) { j["kv_dtypes"] = {"f32", "int3"}; }, "kv_dtypes[1]"},
-      {[](auto& j) { j["suite"] = {{"name", "agreement"}}; }, "workload"},
+      {[](auto& j) {
+         j["kv_dtypes"] = {"f32", "int3"};
+       },
+       "kv_dtypes[1]"},
+      {[](auto& j) {
+         j["suite"] = {{"name", "agreement"}};
+       },
+       "workload"},
       {[](auto& j) {
          j.erase("workload");
          j["suite"] = {{"name", "nope"}};
@@ -126,9 +134,18 @@ TEST(Plan, ErrorsNameTheField) {
          j["suite"] = {{"name", "agreement"}, {"params", {{"steps", 0}}}};
        },
        "suite"},
-      {[](auto& j) { j["reference"] = {{"method", "specprefill"}}; }, "reference.method"},
-      {[](auto& j) { j["models"][0]["roles"] = {{"aux", "draft-zz"}}; }, "models[0].roles.aux"},
-      {[](auto& j) { j["models"][0]["inputs"] = {{"aux", "a.gguf"}}; }, "models[0]"},
+      {[](auto& j) {
+         j["reference"] = {{"method", "specprefill"}};
+       },
+       "reference.method"},
+      {[](auto& j) {
+         j["models"][0]["roles"] = {{"aux", "draft-zz"}};
+       },
+       "models[0].roles.aux"},
+      {[](auto& j) {
+         j["models"][0]["inputs"] = {{"aux", "a.gguf"}};
+       },
+       "models[0]"},
   };
   for (const auto& c : cases) {
     nlohmann::json j = good();
