@@ -139,6 +139,18 @@ void print_dry_run(const Plan& plan, const std::vector<Case>& cases,
         << keys[i].substr(0, 12) << "\n";
 }
 
+// Loads the models a method uses now, so loading counts as setup rather than as the case's
+// bookkeeping. A model that fails to load is left for the case, which records the failure.
+void preload_models(const Method& m, LoadedModelSet& set) {
+  for (const InputSpec& in : m.inputs()) {
+    if (in.kind != InputSpec::Kind::Model) continue;
+    try {
+      set.model(in.role);
+    } catch (const std::exception&) {
+    }
+  }
+}
+
 // Runs one case and records its trials, or its failure, in one transaction; an interrupted case is
 // dropped whole.
 void run_and_record(const CaseInput& in, const std::string& key, results::ResultStore& store,
@@ -215,6 +227,7 @@ RunSummary run_plan(const Plan& given, const RunOptions& opt, std::ostream& log)
   {
     Progress progress(log, todo);
     std::unique_ptr<LoadedModelSet> loaded;  // one model set in memory at a time
+    size_t loaded_set = plan.models.size();  // its index in plan.models
     ReferenceCache references;
     for (size_t ci = 0; ci < cases.size() && !g_interrupts; ++ci) {
       const Case& c = cases[ci];
@@ -224,12 +237,15 @@ RunSummary run_plan(const Plan& given, const RunOptions& opt, std::ostream& log)
       }
       const auto t_case = Clock::now();
       CaseTimes times;
-      if (!loaded || &loaded->spec() != &plan.models[c.model_set]) {
-        const auto t_load = Clock::now();
+      const auto t_load = Clock::now();
+      if (loaded_set != c.model_set) {
+        loaded.reset();  // free the previous set's models before loading the next
         loaded = std::make_unique<LoadedModelSet>(plan.models[c.model_set], digests[c.model_set]);
+        loaded_set = c.model_set;
         references.clear();
-        times.setup_s += since(t_load);  // models load lazily, inside the first case
       }
+      preload_models(find_method(c.method), *loaded);
+      times.setup_s += since(t_load);
       run_and_record({plan, c, *loaded, references, g_interrupts}, keys[ci], *store, times, sum,
                      progress);
       if (g_interrupts) break;  // the case in flight is dropped, never half-recorded
