@@ -19,8 +19,10 @@ namespace {
 constexpr int kChains = 12;
 
 // `iters` steps of kChains independent FMAs on 8-lane vectors; returns a value that depends on
-// every chain so the compiler cannot drop any.
-__attribute__((noinline)) float run_avx2(long iters, float seed) {
+// every chain so the compiler cannot drop any. noipa, not just noinline: GCC otherwise proves the
+// function const and reuses the result of an identical earlier call, so the calibration timed
+// nothing (1e-13 s per step in the AVX2 build) and the measurement then ran for many minutes.
+__attribute__((noipa)) float run_avx2(long iters, float seed) {
   __m256 acc[kChains];
   for (int i = 0; i < kChains; ++i) acc[i] = _mm256_set1_ps(seed + float(i));
   const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
@@ -34,7 +36,7 @@ __attribute__((noinline)) float run_avx2(long iters, float seed) {
 }
 
 #if defined(__AVX512F__)
-__attribute__((noinline)) float run_avx512(long iters, float seed) {
+__attribute__((noipa)) float run_avx512(long iters, float seed) {
   __m512 acc[kChains];
   for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps(seed + float(i));
   const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
