@@ -1,0 +1,351 @@
+"""Trains one member of the `capable` family (see README.md). Resumable, deterministic given --seed.
+
+  OMP_WAIT_POLICY=PASSIVE nice -n 19 /usr/bin/python3 models/training/train.py \
+      --ckpt-dir /work/train-ckpt/target --preset target --seed 1 \
+      --export models/capable/target.gguf
+
+Rerunning the same command resumes from <ckpt-dir>/ckpt.pt. Every step's data is a function of
+(seed, step, curriculum stage); the stage advances only when the training exact-match accuracy of the
+single-needle task, over the longest half of the current stage's lengths, passes --gate.
+"""
+import argparse
+import collections
+import json
+import math
+import os
+import random
+import signal
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import data as D  # noqa: E402
+import model as model_mod  # noqa: E402
+from model import Config, LlamaModel  # noqa: E402
+import gguf_export  # noqa: E402
+
+PRESETS = {
+    "target": dict(d_model=256, n_layer=4, n_head=4, n_kv_head=4, d_ff=704),
+    "draft": dict(d_model=128, n_layer=2, n_head=2, n_kv_head=2, d_ff=352),
+    "draft-l": dict(d_model=256, n_layer=2, n_head=4, n_kv_head=4, d_ff=704),
+    "draft-xs": dict(d_model=64, n_layer=2, n_head=1, n_kv_head=1, d_ff=176),
+}
+
+
+def bf16_ok():
+    try:
+        flags = open("/proc/cpuinfo").read()
+        return "avx512_bf16" in flags or "amx_bf16" in flags
+    except OSError:
+        return False
+
+
+def log(f, rec):
+    rec["time"] = round(time.time(), 1)
+    line = json.dumps(rec)
+    f.write(line + "\n")
+    f.flush()
+    print(line, flush=True)
+
+
+def forward_loss(model, x, y, m, autocast):
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+        logits = model(x)
+    ce = F.cross_entropy(logits.float().reshape(-1, logits.size(-1)), y.reshape(-1),
+                         reduction="none").view_as(y)
+    return logits, ce
+
+
+@torch.no_grad()
+def evaluate(model, corpus, seed, autocast, lengths=(1024, 2048, 4096), n=12, styles=("ruler",),
+             bpb_len=2048):
+    """Held-out single-needle NIAH (teacher-forced exact match of ' ' + 7 digits, which equals greedy
+    exact match of those tokens) and held-out bits per byte."""
+    model.eval()
+    res = {}
+    for style in styles:
+        for T in lengths:
+            if T > model.c.n_ctx:
+                continue
+            ok = 0
+            for i in range(n):
+                depth = (i + 0.5) / n
+                prompt, value = D.eval_niah_sample(seed, 100000 * T + i, T, depth, corpus, style)
+                ans = (" " + value).encode()
+                toks = [D.BOS] + list(prompt) + list(ans)
+                x = torch.tensor([toks[:-1]])
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+                    logits = model(x)
+                pred = logits[0, -len(ans):].argmax(-1).tolist()
+                ok += pred == list(ans)
+            res[f"{style}_{T}"] = ok / n
+    # bits per byte over 8 held-out chunks of bpb_len bytes (fixed offsets)
+    tot, cnt = 0.0, 0
+    L = min(bpb_len, model.c.n_ctx)
+    for j in range(8):
+        off = j * (len(corpus.heldout) - L - 1) // 8
+        toks = [D.BOS] + list(corpus.heldout[off:off + L])
+        x, y = torch.tensor([toks[:-1]]), torch.tensor([toks[1:]])
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            logits = model(x)
+        ce = F.cross_entropy(logits.float()[0], y[0], reduction="sum")
+        tot += ce.item()
+        cnt += y.numel()
+    res["heldout_bpb"] = tot / cnt / math.log(2)
+    model.train()
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ckpt-dir", required=True)
+    ap.add_argument("--preset", default="target", choices=sorted(PRESETS))
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--stages", default="512,1024,2048,4096")
+    ap.add_argument("--gate", type=float, default=0.85)
+    ap.add_argument("--final-gate", type=float, default=0.92)
+    ap.add_argument("--gate-window", type=int, default=120)
+    ap.add_argument("--tokens-per-step", type=int, default=8192)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--min-lr-frac", type=float, default=0.1)
+    ap.add_argument("--warmup", type=int, default=100)
+    ap.add_argument("--decay-steps", type=int, default=300)
+    ap.add_argument("--decay-at-step", type=int, default=0, help="start the final decay here")
+    ap.add_argument("--max-steps", type=int, default=100000)
+    ap.add_argument("--answer-weight", type=float, default=1.0)
+    ap.add_argument("--bf16-softmax-until-step", type=int, default=0,
+                    help="attention softmax in bf16 before this step (the shipped runs' early steps "
+                         "had it; it halves the gradients) and in fp32 from it on")
+    ap.add_argument("--mix-v4-from-step", type=int, default=-1,
+                    help="from this step on: task mix TASKS_V4 (adds rcopy)")
+    ap.add_argument("--mix-v3-from-step", type=int, default=-1,
+                    help="from this step on (with the v2 mix): 70%% of niah/niah_seq samples in the "
+                         "canonical template (data.CANON_*)")
+    ap.add_argument("--mix-v2-from-step", type=int, default=-1,
+                    help="from this step on: task mix TASKS_V2 (adds niah_seq) and the answer loss "
+                         "averaged per sample, then over samples")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--eval-every", type=int, default=400)
+    ap.add_argument("--eval-n", type=int, default=8)
+    ap.add_argument("--ckpt-every", type=int, default=50)
+    ap.add_argument("--export", default="", help="GGUF path, rewritten when held-out NIAH improves")
+    ap.add_argument("--export-dtype", default="f16")
+    ap.add_argument("--init-from", default="", help="checkpoint to take embeddings/first blocks from")
+    ap.add_argument("--family", default="capable")
+    ap.add_argument("--fp32", action="store_true", help="no bf16 autocast")
+    args = ap.parse_args()
+
+    torch.set_num_threads(args.threads)
+    autocast = (not args.fp32) and bf16_ok()
+    os.makedirs(args.ckpt_dir, exist_ok=True)
+    ckpt_path = os.path.join(args.ckpt_dir, "ckpt.pt")
+    logf = open(os.path.join(args.ckpt_dir, "log.jsonl"), "a")
+    stages = [int(s) for s in args.stages.split(",")]
+    cfg = Config(**PRESETS[args.preset], n_ctx=max(4096, stages[-1]))
+    corpus = D.Corpus()
+
+    torch.manual_seed(args.seed)
+    model = LlamaModel(cfg)
+    decay, no_decay = [], []
+    for n_, p in model.named_parameters():
+        (decay if p.dim() == 2 else no_decay).append(p)
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
+                             {"params": no_decay, "weight_decay": 0.0}],
+                            lr=args.lr, betas=(0.9, 0.95), eps=1e-8)
+    st = dict(step=0, stage=0, decay_start=0, tokens=0, train_seconds=0.0, best=-1.0,
+              history=[], window=[], done=False)
+    if os.path.exists(ckpt_path):
+        ck = torch.load(ckpt_path)
+        model.load_state_dict(ck["model"])
+        opt.load_state_dict(ck["opt"])
+        st = ck["state"]
+        log(logf, {"event": "resume", "step": st["step"], "stage": st["stage"]})
+    else:
+        if args.init_from:
+            src = torch.load(args.init_from)["model"]
+            own = model.state_dict()
+            taken = [k for k in own if k in src and src[k].shape == own[k].shape]
+            own.update({k: src[k] for k in taken})
+            model.load_state_dict(own)
+            log(logf, {"event": "init_from", "path": args.init_from, "tensors": len(taken)})
+        log(logf, {"event": "start", "args": vars(args), "config": cfg.to_dict(),
+                   "params": model.n_params(), "bf16_autocast": autocast,
+                   "torch": torch.__version__, "essays_sha256": corpus.sha256})
+    window = collections.deque(st["window"], maxlen=args.gate_window)
+
+    stop = {"flag": False}
+
+    def on_signal(signum, frame):
+        stop["flag"] = True
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    def save():
+        st["window"] = list(window)
+        if "wall_seconds" in st:
+            wall()
+        tmp = ckpt_path + ".tmp"
+        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "state": st,
+                    "config": cfg.to_dict(), "args": vars(args)}, tmp)
+        os.replace(tmp, ckpt_path)
+
+    def do_eval(tag):
+        t0 = time.time()
+        r = evaluate(model, corpus, 12345, autocast, n=args.eval_n, styles=("ruler",))
+        r.update({k.replace("ruler", "train"): v for k, v in evaluate(
+            model, corpus, 12345, autocast, lengths=(2048,), n=args.eval_n,
+            styles=("train",)).items() if k.startswith("train")})
+        r.update({"event": "eval", "tag": tag, "step": st["step"], "stage": st["stage"],
+                  "eval_seconds": round(time.time() - t0, 1)})
+        log(logf, r)
+        st["history"].append(r)
+        score = sum(r.get(f"ruler_{T}", 0) for T in (1024, 2048, 4096)) / 3
+        if args.export and score >= st["best"]:
+            st["best"] = score
+            extra = {"accelbench.training.step": st["step"],
+                     "accelbench.training.tokens": st["tokens"],
+                     "accelbench.training.essays_sha256": corpus.sha256,
+                     "accelbench.training.heldout_bytes": f"[0, {D.HELDOUT_END})"}
+            gguf_export.export(model, args.export, args.family, args.preset, args.seed,
+                               args.export_dtype, extra)
+            torch.save({"model": model.state_dict(), "config": cfg.to_dict(), "state": dict(st)},
+                       os.path.join(args.ckpt_dir, "best.pt"))
+            log(logf, {"event": "export", "path": args.export, "step": st["step"],
+                       "score": score})
+        return r
+
+    model.train()
+    t_last, tok_last = time.time(), 0
+    st.setdefault("wall_seconds", 0.0)
+    t_wall = [time.time()]
+
+    def wall():
+        now = time.time()
+        st["wall_seconds"] += now - t_wall[0]
+        t_wall[0] = now
+        return round(st["wall_seconds"], 0)
+    agg = collections.defaultdict(float)
+    while not st["done"] and st["step"] < args.max_steps and not stop["flag"]:
+        step = st["step"]
+        if args.decay_at_step and not st["decay_start"] and step >= args.decay_at_step:
+            st["decay_start"] = step
+            log(logf, {"event": "decay_start", "step": step, "reason": "--decay-at-step"})
+        # learning rate
+        if step < args.warmup:
+            lr = args.lr * (step + 1) / args.warmup
+        elif st["decay_start"]:
+            frac = min(1.0, (step - st["decay_start"]) / args.decay_steps)
+            lr = args.lr * (args.min_lr_frac + (1 - args.min_lr_frac) * 0.5 *
+                            (1 + math.cos(math.pi * frac)))
+        else:
+            lr = args.lr
+        for g in opt.param_groups:
+            g["lr"] = lr
+        # batch: one length T per step, B samples of exactly T tokens
+        L = stages[st["stage"]]
+        lo_gate = stages[st["stage"] - 1] if st["stage"] > 0 else L // 2
+        rng = random.Random(f"{args.seed}/step/{step}")
+        if rng.random() < 0.5:
+            T = rng.randrange(128, L + 1)
+        else:
+            T = rng.randrange(L // 2, L + 1)
+        T = max(128, T // 64 * 64)
+        B = max(1, args.tokens_per_step // T)
+        xs, ms, tasks = [], [], []
+        v2 = 0 <= args.mix_v2_from_step <= step
+        model_mod.SOFTMAX_FP32 = step >= args.bf16_softmax_until_step
+        for i in range(B):
+            toks, mask, task = D.make_sample(args.seed, step * 1000 + i, T, corpus,
+                                             mix=(D.TASKS_V4 if 0 <= args.mix_v4_from_step <= step
+                                                  else D.TASKS_V2 if v2 else D.TASKS),
+                                             canon_p=0.7 if 0 <= args.mix_v3_from_step <= step
+                                             else 0.0)
+            xs.append(toks)
+            ms.append(mask)
+            tasks.append(task)
+        t = torch.tensor(xs)
+        m = torch.tensor(ms)[:, 1:].bool()
+        x, y = t[:, :-1], t[:, 1:]
+        logits, ce = forward_loss(model, x, y, m, autocast)
+        lm_mask = ~m
+        loss_lm = ce[lm_mask].mean()
+        if not m.any():
+            loss_ans = torch.zeros(())
+        elif v2:  # per-sample mean over its answer tokens, then mean over samples with answers
+            mf = m.float()
+            cnt = mf.sum(1)
+            has = cnt > 0
+            loss_ans = ((ce * mf).sum(1)[has] / cnt[has]).mean()
+        else:
+            loss_ans = ce[m].mean()
+        loss = loss_lm + args.answer_weight * loss_ans
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        gn = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        # per-sample exact match on answers
+        with torch.no_grad():
+            pred = logits.argmax(-1)
+            for i in range(B):
+                if tasks[i] == "lm":
+                    continue
+                ok = bool((pred[i][m[i]] == y[i][m[i]]).all())
+                agg[f"n_{tasks[i]}"] += 1
+                agg[f"ok_{tasks[i]}"] += ok
+                if tasks[i] == "niah" and T > lo_gate:
+                    window.append(int(ok))
+        st["step"] += 1
+        st["tokens"] += B * T
+        agg["loss_lm"] += loss_lm.item()
+        agg["loss_ans"] += loss_ans.item()
+        agg["steps"] += 1
+        if st["step"] % 10 == 0:
+            now = time.time()
+            dt = now - t_last
+            st["train_seconds"] += dt
+            rec = {"step": st["step"], "stage_len": L, "T": T, "B": B, "lr": round(lr, 6),
+                   "loss_lm": round(agg["loss_lm"] / agg["steps"], 4),
+                   "loss_ans": round(agg["loss_ans"] / agg["steps"], 4),
+                   "grad_norm": round(float(gn), 3),
+                   "tok_s": round((st["tokens"] - tok_last) / dt, 0) if tok_last else None,
+                   "gate_acc": round(sum(window) / len(window), 3) if window else None,
+                   "gate_n": len(window), "tokens": st["tokens"],
+                   "train_s": round(st["train_seconds"], 0), "wall_s": wall()}
+            for k in list(agg):
+                if k.startswith("n_"):
+                    rec["acc_" + k[2:]] = round(agg["ok_" + k[2:]] / agg[k], 2)
+            log(logf, rec)
+            agg.clear()
+            t_last, tok_last = time.time(), st["tokens"]
+        elif tok_last == 0:
+            t_last, tok_last = time.time(), st["tokens"]
+        # curriculum gate (never a clock)
+        if len(window) >= args.gate_window:
+            acc = sum(window) / len(window)
+            last = st["stage"] == len(stages) - 1
+            if not last and acc >= args.gate:
+                log(logf, {"event": "stage_pass", "step": st["step"], "stage_len": L,
+                           "gate_acc": acc})
+                do_eval(f"pass_{L}")
+                st["stage"] += 1
+                window.clear()
+            elif last and acc >= args.final_gate and not st["decay_start"]:
+                st["decay_start"] = st["step"]
+                log(logf, {"event": "decay_start", "step": st["step"], "gate_acc": acc})
+        if st["decay_start"] and st["step"] >= st["decay_start"] + args.decay_steps:
+            st["done"] = True
+        if st["step"] % args.eval_every == 0 or st["done"]:
+            do_eval("final" if st["done"] else "periodic")
+            t_last, tok_last = time.time(), st["tokens"]
+        if st["step"] % args.ckpt_every == 0 or st["done"]:
+            save()
+    save()
+    log(logf, {"event": "stopped", "step": st["step"], "done": st["done"]})
+
+
+if __name__ == "__main__":
+    main()
