@@ -73,10 +73,14 @@ Generation generation_of(Outcome&& o) {
   return {std::move(o.tokens), std::move(o.logits)};
 }
 
+std::tuple<size_t, int, int> reference_key(const CaseInput& in) {
+  return {in.c.model_set, in.c.context_len, in.c.sample};
+}
+
 // The reference method's generation for this (set, context, sample), run once and cached.
 const Generation& reference_for(const CaseInput& in, const Request& req, const ReferenceNeed& need,
                                 CaseTimes& times) {
-  const auto key = std::make_tuple(in.c.model_set, in.c.context_len, in.c.sample);
+  const auto key = reference_key(in);
   if (const auto it = in.references.find(key); it != in.references.end()) return it->second;
   const auto t0 = Clock::now();
   const Method& ref = find_method(in.plan.reference.method);
@@ -182,7 +186,7 @@ std::vector<results::TrialRecord> run_case(const CaseInput& in,
   if (need.kind != ReferenceNeed::Kind::None && !self_ref)
     reference = &reference_for(in, req, need, times);
   int warmups_left = in.plan.warmup;
-  const auto ref_key = std::make_tuple(in.c.model_set, in.c.context_len, in.c.sample);
+  const auto ref_key = reference_key(in);
   if (self_ref && need.kind == ReferenceNeed::Kind::ForcedLogits && warmups_left > 0 &&
       !in.references.count(ref_key)) {
     // The reference's own first warm-up produces what the other methods are scored against.

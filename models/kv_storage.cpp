@@ -3,6 +3,7 @@
 #include "models/kv_storage.h"
 
 #include <cstring>
+#include <stdexcept>
 
 #include "kernels/quant.h"
 
@@ -57,36 +58,49 @@ class DenseStorage final : public KVStorage {
 using F32Storage = DenseStorage<float, KVDType::F32, KVFormat::F32>;
 using F16Storage = DenseStorage<uint16_t, KVDType::F16, KVFormat::F16>;
 
+// The registry: one row per storage type. A new type is one row here (and its enum value).
+struct KVTypeEntry {
+  KVDType type;
+  const char* name;
+  std::unique_ptr<KVStorage> (*make)(int n_layer, int kv_dim);
+};
+
+template <class S>
+std::unique_ptr<KVStorage> make_storage(int n_layer, int kv_dim) {
+  return std::make_unique<S>(n_layer, kv_dim);
+}
+
+constexpr KVTypeEntry kKVTypes[] = {
+    {KVDType::F32, "f32", &make_storage<F32Storage>},
+    {KVDType::F16, "f16", &make_storage<F16Storage>},
+};
+
+const KVTypeEntry& entry(KVDType t) {
+  for (const auto& e : kKVTypes)
+    if (e.type == t) return e;
+  throw std::logic_error("KV storage type " + std::to_string(int(t)) + " is not registered");
+}
+
 }  // namespace
 
 std::string kv_dtype_name(KVDType t) {
-  switch (t) {
-    case KVDType::F32:
-      return "f32";
-    case KVDType::F16:
-      return "f16";
-  }
-  return "?";
+  return entry(t).name;
 }
 
 std::vector<std::string> kv_dtype_names() {
-  return {"f32", "f16"};
+  std::vector<std::string> out;
+  for (const auto& e : kKVTypes) out.push_back(e.name);
+  return out;
 }
 
 std::optional<KVDType> kv_dtype_from_name(std::string_view name) {
-  if (name == "f32") return KVDType::F32;
-  if (name == "f16") return KVDType::F16;
+  for (const auto& e : kKVTypes)
+    if (name == e.name) return e.type;
   return std::nullopt;
 }
 
 std::unique_ptr<KVStorage> make_kv_storage(KVDType t, int n_layer, int kv_dim) {
-  switch (t) {
-    case KVDType::F32:
-      return std::make_unique<F32Storage>(n_layer, kv_dim);
-    case KVDType::F16:
-      return std::make_unique<F16Storage>(n_layer, kv_dim);
-  }
-  return nullptr;
+  return entry(t).make(n_layer, kv_dim);
 }
 
 }  // namespace accel

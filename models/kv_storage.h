@@ -1,7 +1,7 @@
 // KV storage types (`kv_dtype`): how a KVCache keeps its K/V rows and which kernel attends over
 // them. Owns the per-type row layout and byte accounting; positions and entry bookkeeping belong to
-// KVCache. A new type is a subclass here, one line in make_kv_storage(), and its kernel in
-// kernels/.
+// KVCache. A new type is an enum value, a subclass, one row in kv_storage.cpp's registry table,
+// and its kernel in kernels/.
 #pragma once
 #include <cstddef>
 #include <cstdint>
