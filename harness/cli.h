@@ -30,6 +30,8 @@ void register_run_commands(CLI::App& app, CliCommands& out);  // cli_run.cpp
 void register_results_commands(CLI::App& app, CliCommands& out);  // cli_results.cpp
 // `costmodel rank`: draft selection by analytic r and predicted speedup.
 void register_costmodel_commands(CLI::App& app, CliCommands& out);  // cli_costmodel.cpp
+// `kvcalc`: KV cache sizes per storage type and the longest context a budget holds.
+void register_kvcalc_command(CLI::App& app, CliCommands& out);  // cli_kvcalc.cpp
 // `models import-llama2c`, added under the `models` subcommand by register_models_commands.
 void add_import_llama2c_command(CLI::App& models, CliCommands& out);  // cli_import_llama2c.cpp
 

@@ -36,6 +36,7 @@ void register_info_command(CLI::App& app, CliCommands& out) {
                        {"rope_freq_scale", c.rope.freq_scale},
                        {"rope_dims", c.rope.n_rot},
                        {"rms_eps", c.rms_eps},
+                       {"attention_scale", attention_scale(c)},
                        {"n_params", m.n_params()},
                        {"n_tensors", m.file().tensors().size()},
                        {"tensor_types", types},

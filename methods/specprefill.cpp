@@ -181,8 +181,12 @@ Outcome SpecPrefillMethod::run(const Engine& e, const Request& r, const nlohmann
       layers.push_back({cap.q[size_t(l)].data(), size_t(qdim),
                         dcache.f32_keys(l) + S * size_t(draft.config().kv_dim()),
                         size_t(draft.config().kv_dim())});
-    specprefill::DraftShape shape{draft.config().n_head, draft.config().n_head_kv,
-                                  draft.config().head_dim, n_queries, n};
+    specprefill::DraftShape shape{draft.config().n_head,
+                                  draft.config().n_head_kv,
+                                  draft.config().head_dim,
+                                  n_queries,
+                                  n,
+                                  attention_scale(draft.config())};
     specprefill::ScoringOptions so;
     so.pool_kernel = p["pool_kernel"];
     so.pool_edge = p["pool_edges"] == "renormalize" ? PoolEdge::Renormalize : PoolEdge::ZeroPad;

@@ -65,7 +65,7 @@ void token_importance(std::span<const LayerQK> layers, const DraftShape& sh,
   const int A = sh.n_queries, G = H / Hkv;
   const int pool_k = opt.pool_kernel > 1 ? opt.pool_kernel : 0;
   const bool pool_rows = pool_k && opt.order == AggregationOrder::PoolMaxMean;
-  const float scale = float(1.0 / std::sqrt(double(d)));
+  const float scale = sh.scale > 0 ? sh.scale : float(1.0 / std::sqrt(double(d)));
 
   // Tasks: (layer, kv head, block of up to kTaskRows of that kv head's G*A query rows). Row r
   // of the group is (head g*G + r / A, lookahead a = r % A).

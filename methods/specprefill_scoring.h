@@ -35,6 +35,7 @@ struct DraftShape {
   int head_dim = 0;    // d
   int n_queries = 0;   // A >= 1, lookahead queries captured per layer
   size_t n_keys = 0;   // N, prompt positions scored
+  float scale = 0.f;   // the draft's attention scale; 0 = 1/sqrt(d)
 };
 
 // One draft layer's inputs, both post-RoPE, row-major with explicit row strides (in floats; 0

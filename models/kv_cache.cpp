@@ -8,8 +8,12 @@
 
 namespace accel {
 
-KVCache::KVCache(int n_layer, int kv_dim, KVDType dtype)
-    : n_layer_(n_layer), kv_dim_(kv_dim), storage_(make_kv_storage(dtype, n_layer, kv_dim)) {}
+KVCache::KVCache(int n_layer, int kv_dim, KVDType dtype) : KVCache(n_layer, 1, kv_dim, dtype) {}
+
+KVCache::KVCache(int n_layer, int n_kv_heads, int head_dim, KVDType dtype)
+    : n_layer_(n_layer),
+      kv_dim_(n_kv_heads * head_dim),
+      storage_(make_kv_storage(dtype, n_layer, n_kv_heads, head_dim)) {}
 
 void KVCache::trim(size_t n) {
   n_ = n >= n_ ? 0 : n_ - n;

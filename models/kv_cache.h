@@ -18,7 +18,10 @@ namespace accel {
 class KVCache {
  public:
   KVCache() = default;
+  // kv_dim values per entry per layer, as one head (enough for dense types).
   KVCache(int n_layer, int kv_dim, KVDType dtype = KVDType::F32);
+  // n_kv_heads heads of head_dim values (quantized types group values within a head).
+  KVCache(int n_layer, int n_kv_heads, int head_dim, KVDType dtype);
   KVCache(KVCache&&) noexcept = default;
   KVCache& operator=(KVCache&&) noexcept = default;
 

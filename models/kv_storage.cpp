@@ -1,11 +1,17 @@
-// The dense storage types (f32, f16) and the storage registry (see kv_storage.h). Both attend with
-// the engine's batch-invariant attention kernel; f16 rows are widened inside it, block by block.
+// The storage types and their registry (see kv_storage.h). Dense types (f32, f16) attend with
+// the engine's batch-invariant attention kernel, f16 rows widened inside it; quantized types
+// (int4, q8_0) keep records (kernels/kv_quant.h) and attend with the fused kernel
+// (kernels/attention_quant.h) where their placement policy says so.
 #include "models/kv_storage.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
+#include "kernels/attention_quant.h"
+#include "kernels/kv_quant.h"
 #include "kernels/quant.h"
+#include "kernels/threading.h"
 
 namespace accel {
 
@@ -16,8 +22,11 @@ namespace {
 template <class T, KVDType kType, KVFormat kFormat>
 class DenseStorage final : public KVStorage {
  public:
-  DenseStorage(int n_layer, int kv_dim)
-      : kv_dim_(size_t(kv_dim)), k_(size_t(n_layer)), v_(size_t(n_layer)) {}
+  DenseStorage(int n_layer, int n_kv_heads, int head_dim)
+      : kv_dim_(size_t(n_kv_heads) * size_t(head_dim)), k_(size_t(n_layer)), v_(size_t(n_layer)) {}
+  static size_t bytes_per_row(int n_kv_heads, int head_dim) {
+    return 2 * size_t(n_kv_heads) * size_t(head_dim) * sizeof(T);
+  }
   KVDType dtype() const override { return kType; }
   size_t row_bytes() const override { return 2 * kv_dim_ * sizeof(T); }
   void resize(size_t capacity) override {
@@ -58,22 +67,145 @@ class DenseStorage final : public KVStorage {
 using F32Storage = DenseStorage<float, KVDType::F32, KVFormat::F32>;
 using F16Storage = DenseStorage<uint16_t, KVDType::F16, KVFormat::F16>;
 
+// Where a quantized type's batch attends. Seed: as Open-TQ-Metal does, a multi-token batch
+// (prefill, a verify step) attends over full-precision K/V (the history dequantized, its own rows
+// as computed) and is stored quantized afterwards, while a one-token decode step quantizes its row
+// first and attends over the quantized cache with the fused kernel. Uniform: every batch is
+// quantized first and attends through the fused kernel, so results do not depend on how tokens
+// are batched (SpecPrefill, PLD stay batch-invariant).
+enum class QuantPlacement { Seed, Uniform };
+
+// Records (kernels/kv_quant.h), head-major per layer: [kv head][capacity][record bytes].
+template <KVDType kType, KVQuant kFormat, QuantPlacement kPlacement>
+class QuantStorage final : public KVStorage {
+ public:
+  QuantStorage(int n_layer, int n_kv_heads, int head_dim)
+      : n_heads_(n_kv_heads),
+        head_dim_(head_dim),
+        rec_(kv_quant_record_bytes(kFormat, head_dim)),
+        k_(size_t(n_layer)),
+        v_(size_t(n_layer)) {}
+  static size_t bytes_per_row(int n_kv_heads, int head_dim) {
+    return 2 * size_t(n_kv_heads) * kv_quant_record_bytes(kFormat, head_dim);
+  }
+  KVDType dtype() const override { return kType; }
+  size_t row_bytes() const override { return bytes_per_row(n_heads_, head_dim_); }
+  void resize(size_t capacity) override {
+    for (auto* side : {&k_, &v_})
+      for (auto& x : *side) relayout(x, capacity);
+    cap_ = capacity;
+  }
+  void release() override {
+    for (auto* side : {&k_, &v_})
+      for (auto& x : *side) std::vector<uint8_t>().swap(x);
+    cap_ = 0;
+  }
+  void attend(int layer, const AttentionShape& s, const AttendBatch& b, size_t row0,
+              const int32_t* kv_pos) override {
+    const QuantKV kv = records(layer);
+    store(kv, b, row0);
+    const size_t n_kv = row0 + b.n;
+    if (kPlacement == QuantPlacement::Uniform || b.n == 1) {
+      attention_quant(s, b.q, b.ldq, b.q_pos, b.n, kv, kv_pos, n_kv, b.out, b.ldo);
+      return;
+    }
+    if (row0 == 0) {  // nothing stored before this batch: its own rows are the whole context
+      attention_causal(s, b.q, b.ldq, b.q_pos, b.n, b.k_new, b.v_new, b.ld_new, kv_pos, n_kv, b.out,
+                       b.ldo);
+      return;
+    }
+    const size_t kv_dim = size_t(n_heads_) * size_t(head_dim_);
+    kf_.resize(n_kv * kv_dim);
+    vf_.resize(n_kv * kv_dim);
+    dequantize_kv_rows(kv, n_heads_, head_dim_, 0, row0, kf_.data(), vf_.data(), kv_dim);
+    for (size_t t = 0; t < b.n; ++t) {
+      std::memcpy(&kf_[(row0 + t) * kv_dim], b.k_new + t * b.ld_new, kv_dim * sizeof(float));
+      std::memcpy(&vf_[(row0 + t) * kv_dim], b.v_new + t * b.ld_new, kv_dim * sizeof(float));
+    }
+    attention_causal(s, b.q, b.ldq, b.q_pos, b.n, kf_.data(), vf_.data(), kv_dim, kv_pos, n_kv,
+                     b.out, b.ldo);
+  }
+
+ private:
+  QuantKV records(int layer) {
+    return QuantKV{kFormat, k_[size_t(layer)].data(), v_[size_t(layer)].data(), cap_ * rec_};
+  }
+  // Quantizes the batch's rows into entries [row0, row0 + n).
+  void store(const QuantKV& kv, const AttendBatch& b, size_t row0) {
+    uint8_t* kd = const_cast<uint8_t*>(kv.k);
+    uint8_t* vd = const_cast<uint8_t*>(kv.v);
+    const double work = double(b.n) * n_heads_ * head_dim_ * 20.0;
+    parallel_ranges(b.n, work, [&](size_t t0, size_t t1, int) {
+      for (size_t t = t0; t < t1; ++t)
+        for (int g = 0; g < n_heads_; ++g) {
+          const size_t off = size_t(g) * kv.head_stride + (row0 + t) * rec_;
+          const size_t col = size_t(g) * size_t(head_dim_);
+          kv_quantize_head(kFormat, b.k_new + t * b.ld_new + col, head_dim_, kd + off);
+          kv_quantize_head(kFormat, b.v_new + t * b.ld_new + col, head_dim_, vd + off);
+        }
+    });
+  }
+  // Head-major arrays move when the capacity changes: each head's rows start at head * capacity.
+  void relayout(std::vector<uint8_t>& x, size_t capacity) {
+    std::vector<uint8_t> y(size_t(n_heads_) * capacity * rec_);
+    const size_t keep = std::min(cap_, capacity) * rec_;
+    if (!x.empty())
+      for (int g = 0; g < n_heads_; ++g)
+        std::memcpy(&y[size_t(g) * capacity * rec_], &x[size_t(g) * cap_ * rec_], keep);
+    x.swap(y);
+  }
+  int n_heads_, head_dim_;
+  size_t rec_, cap_ = 0;
+  std::vector<std::vector<uint8_t>> k_, v_;  // (layer) -> [kv head][capacity][record]
+  std::vector<float> kf_, vf_;               // seed placement: f32 context of a batch
+};
+
+using Int4Storage = QuantStorage<KVDType::Int4, KVQuant::Int4, QuantPlacement::Seed>;
+using Int4UniformStorage =
+    QuantStorage<KVDType::Int4Uniform, KVQuant::Int4, QuantPlacement::Uniform>;
+using Q8Storage = QuantStorage<KVDType::Q8_0, KVQuant::Q8_0, QuantPlacement::Seed>;
+using Q8UniformStorage = QuantStorage<KVDType::Q8_0Uniform, KVQuant::Q8_0, QuantPlacement::Uniform>;
+
 // The registry: one row per storage type. A new type is one row here (and its enum value).
 struct KVTypeEntry {
   KVDType type;
   const char* name;
-  std::unique_ptr<KVStorage> (*make)(int n_layer, int kv_dim);
+  int group;             // head_dim must be a multiple of this
+  bool batch_invariant;  // a token's results do not depend on how tokens are batched
+  std::unique_ptr<KVStorage> (*make)(int n_layer, int n_kv_heads, int head_dim);
+  size_t (*row_bytes)(int n_kv_heads, int head_dim);
 };
 
 template <class S>
-std::unique_ptr<KVStorage> make_storage(int n_layer, int kv_dim) {
-  return std::make_unique<S>(n_layer, kv_dim);
+std::unique_ptr<KVStorage> make_storage(int n_layer, int n_kv_heads, int head_dim) {
+  return std::make_unique<S>(n_layer, n_kv_heads, head_dim);
+}
+
+template <class S>
+constexpr KVTypeEntry row(KVDType t, const char* name, int group, bool batch_invariant) {
+  return {t, name, group, batch_invariant, &make_storage<S>, &S::bytes_per_row};
 }
 
 constexpr KVTypeEntry kKVTypes[] = {
-    {KVDType::F32, "f32", &make_storage<F32Storage>},
-    {KVDType::F16, "f16", &make_storage<F16Storage>},
+    row<F32Storage>(KVDType::F32, "f32", 1, true),
+    row<F16Storage>(KVDType::F16, "f16", 1, true),
+    row<Int4Storage>(KVDType::Int4, "int4", kKVQuantGroup, false),
+    row<Int4UniformStorage>(KVDType::Int4Uniform, "int4-uniform", kKVQuantGroup, true),
+    row<Q8Storage>(KVDType::Q8_0, "q8_0", kKVQuantGroup, false),
+    row<Q8UniformStorage>(KVDType::Q8_0Uniform, "q8_0-uniform", kKVQuantGroup, true),
 };
+
+// The attention kernels of quantized types hold a head in registers: head_dim <= 256 there.
+// Byte counts (kv_row_bytes) only need whole groups.
+void check_shape(const KVTypeEntry& e, int n_kv_heads, int head_dim, bool for_kernel = true) {
+  if (n_kv_heads <= 0 || head_dim <= 0 || head_dim % e.group != 0 ||
+      (for_kernel && e.group > 1 && head_dim > 256))
+    throw std::invalid_argument(std::string("kv_dtype ") + e.name + ": head_dim " +
+                                std::to_string(head_dim) + " (" + std::to_string(n_kv_heads) +
+                                " kv heads) is not supported; it needs head_dim a multiple of " +
+                                std::to_string(e.group) +
+                                (for_kernel && e.group > 1 ? " and at most 256" : ""));
+}
 
 const KVTypeEntry& entry(KVDType t) {
   for (const auto& e : kKVTypes)
@@ -93,14 +225,26 @@ std::vector<std::string> kv_dtype_names() {
   return out;
 }
 
+bool kv_dtype_batch_invariant(KVDType t) {
+  return entry(t).batch_invariant;
+}
+
 std::optional<KVDType> kv_dtype_from_name(std::string_view name) {
   for (const auto& e : kKVTypes)
     if (name == e.name) return e.type;
   return std::nullopt;
 }
 
-std::unique_ptr<KVStorage> make_kv_storage(KVDType t, int n_layer, int kv_dim) {
-  return entry(t).make(n_layer, kv_dim);
+std::unique_ptr<KVStorage> make_kv_storage(KVDType t, int n_layer, int n_kv_heads, int head_dim) {
+  const KVTypeEntry& e = entry(t);
+  check_shape(e, n_kv_heads, head_dim);
+  return e.make(n_layer, n_kv_heads, head_dim);
+}
+
+size_t kv_row_bytes(KVDType t, int n_kv_heads, int head_dim) {
+  const KVTypeEntry& e = entry(t);
+  check_shape(e, n_kv_heads, head_dim, /*for_kernel=*/false);
+  return e.row_bytes(n_kv_heads, head_dim);
 }
 
 }  // namespace accel

@@ -15,11 +15,17 @@
 
 namespace accel {
 
-enum class KVDType { F32, F16 };
+// int4 / q8_0 place quantization as the Open-TQ-Metal seed does (a multi-token batch attends in
+// full precision, a decode step through the quantized cache); the -uniform variants attend
+// through the quantized cache for every batch (batch-invariant). See kv_storage.cpp.
+enum class KVDType { F32, F16, Int4, Int4Uniform, Q8_0, Q8_0Uniform };
 
-std::string kv_dtype_name(KVDType t);                              // "f32", "f16"
+std::string kv_dtype_name(KVDType t);                              // "f32", "f16", "int4", ...
 std::optional<KVDType> kv_dtype_from_name(std::string_view name);  // nullopt when unknown
 std::vector<std::string> kv_dtype_names();                         // every type, in enum order
+// True when a token's results do not depend on how tokens are batched (prefill chunking, verify
+// vs decode): f32, f16 and the -uniform quantized types; false for int4 / q8_0.
+bool kv_dtype_batch_invariant(KVDType t);
 
 // One batch of n new tokens for one layer: their queries and their K/V rows (f32, post-RoPE).
 struct AttendBatch {
@@ -52,6 +58,14 @@ class KVStorage {
   virtual const float* f32_keys(int /*layer*/) const { return nullptr; }
 };
 
-std::unique_ptr<KVStorage> make_kv_storage(KVDType t, int n_layer, int kv_dim);
+// Storage for n_layer layers of n_kv_heads heads of head_dim elements per token. Throws
+// std::invalid_argument naming the type when the shape does not suit it (quantized types need
+// head_dim to be a multiple of their group size).
+std::unique_ptr<KVStorage> make_kv_storage(KVDType t, int n_layer, int n_kv_heads, int head_dim);
+
+// Exact bytes one token's K and V take in one layer for this type and attention shape (scales and
+// zero points included; the cache's per-entry position is not). Same as make_kv_storage(...)
+// ->row_bytes(), without allocating.
+size_t kv_row_bytes(KVDType t, int n_kv_heads, int head_dim);
 
 }  // namespace accel

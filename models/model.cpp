@@ -277,8 +277,7 @@ std::vector<float> Model::forward(std::span<const int32_t> tokens,
   cache.stage(positions.data(), T);
   const size_t n_kv = cache.size() + T;
   ForwardProfile* prof = hooks ? hooks->profile : nullptr;
-  const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim,
-                             float(1.0 / std::sqrt(double(c.head_dim)))};
+  const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, attention_scale(c)};
 
   for (int l = 0; l < c.n_layer; ++l) {
     const LayerWeights& L = layers_[size_t(l)];

@@ -56,7 +56,7 @@ class Model {
   uint64_t n_params() const { return n_params_; }
   size_t weight_bytes() const { return weight_bytes_; }  // packed bytes a forward streams
   KVCache make_cache(KVDType kv_dtype = KVDType::F32) const {
-    return KVCache(cfg_.n_layer, cfg_.kv_dim(), kv_dtype);
+    return KVCache(cfg_.n_layer, cfg_.n_head_kv, cfg_.head_dim, kv_dtype);
   }
 
   // Runs tokens[i] at absolute position positions[i] (any order the cache allows: every position

@@ -20,6 +20,10 @@ const char* arch_name(Arch a) {
   return "?";
 }
 
+float attention_scale(const ModelConfig& c) {
+  return c.attn_scale > 0.f ? c.attn_scale : float(1.0 / std::sqrt(double(c.head_dim)));
+}
+
 namespace {
 
 [[noreturn]] void bad(const GgufFile& f, const std::string& key, const std::string& what) {
@@ -92,6 +96,11 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   c.rms_eps = float(f.get_float_opt(a + "attention.layer_norm_rms_epsilon").value_or(1e-5));
   if (!(c.rms_eps > 0.f && c.rms_eps < 1.f))
     bad(f, a + "attention.layer_norm_rms_epsilon", "must be in (0, 1)");
+  if (const auto scale = f.get_float_opt(a + "attention.scale")) {
+    c.attn_scale = float(*scale);  // a float64 value beyond float's range becomes inf: refused
+    if (!(std::isfinite(c.attn_scale) && c.attn_scale > 0.f))
+      bad(f, a + "attention.scale", "must be a finite number > 0, got " + std::to_string(*scale));
+  }
   c.qkv_bias = c.arch == Arch::Qwen2;
   c.qk_norm = c.arch == Arch::Qwen3;
   c.n_expert = bounded_int_or(f, a + "expert_count", 0, 0, 1024);
@@ -112,18 +121,20 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
 }
 
 nlohmann::json config_json(const ModelConfig& c) {
-  return {{"arch", c.arch_name},
-          {"n_vocab", c.n_vocab},
-          {"n_ctx", c.n_ctx},
-          {"n_embd", c.n_embd},
-          {"n_layer", c.n_layer},
-          {"n_head", c.n_head},
-          {"n_head_kv", c.n_head_kv},
-          {"head_dim", c.head_dim},
-          {"n_ff", c.n_ff},
-          {"n_expert", c.n_expert},
-          {"n_expert_used", c.n_expert_used},
-          {"n_ff_expert", c.n_ff_expert}};
+  nlohmann::json j = {{"arch", c.arch_name},
+                      {"n_vocab", c.n_vocab},
+                      {"n_ctx", c.n_ctx},
+                      {"n_embd", c.n_embd},
+                      {"n_layer", c.n_layer},
+                      {"n_head", c.n_head},
+                      {"n_head_kv", c.n_head_kv},
+                      {"head_dim", c.head_dim},
+                      {"n_ff", c.n_ff},
+                      {"n_expert", c.n_expert},
+                      {"n_expert_used", c.n_expert_used},
+                      {"n_ff_expert", c.n_ff_expert}};
+  if (c.attn_scale > 0.f) j["attn_scale"] = c.attn_scale;
+  return j;
 }
 
 }  // namespace accel

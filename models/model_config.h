@@ -33,6 +33,10 @@ struct ModelConfig {
   int n_expert = 0;
   int n_expert_used = 0;
   int n_ff_expert = 0;
+  // {arch}.attention.scale (llama.cpp's LLM_KV_ATTENTION_SCALE): the factor on q.k before the
+  // softmax when the model is trained with one other than 1/sqrt(head_dim) (Gemma's is 1.0).
+  // 0 = not set, i.e. 1/sqrt(head_dim); read attention_scale() for the value in effect.
+  float attn_scale = 0.f;
 
   int q_dim() const { return n_head * head_dim; }
   int kv_dim() const { return n_head_kv * head_dim; }
@@ -43,9 +47,13 @@ struct ModelConfig {
 
 const char* arch_name(Arch a);
 
+// The attention scale in effect: c.attn_scale when set, else 1/sqrt(head_dim).
+float attention_scale(const ModelConfig& c);
+
 // The hyper-parameters as a JSON object (what the results store records per model, and what the
 // analytic cost model reads back): n_vocab, n_ctx, n_embd, n_layer, n_head, n_head_kv, head_dim,
-// n_ff, n_expert, n_expert_used, n_ff_expert.
+// n_ff, n_expert, n_expert_used, n_ff_expert, and attn_scale only when the file sets it (so the
+// object, and the store keys hashed from it, stay the same for files without the key).
 nlohmann::json config_json(const ModelConfig& c);
 
 }  // namespace accel

@@ -63,6 +63,34 @@ const SyntheticFamily& find_synthetic_family(const std::string& name) {
   throw std::invalid_argument("unknown model family '" + name + "' (known: " + known + ")");
 }
 
+ModelConfig synthetic_member_config(const SyntheticMemberSpec& m) {
+  // Mirrors set_synthetic_metadata below; tests check both against ModelConfig::from_gguf.
+  ModelConfig c;
+  c.arch = m.arch;
+  c.arch_name = arch_name(m.arch);
+  c.n_vocab = int(byte_level_tokenizer_spec().tokens.size());
+  c.n_ctx = m.n_ctx;
+  c.n_embd = m.n_embd;
+  c.n_layer = m.n_layer;
+  c.n_head = m.n_head;
+  c.n_head_kv = m.n_head_kv;
+  c.head_dim = m.n_embd / m.n_head;
+  c.n_ff = m.n_ff;
+  c.rms_eps = 1e-5f;
+  c.rope.head_dim = c.head_dim;
+  c.rope.n_rot = c.head_dim;
+  c.rope.freq_base = m.rope_base;
+  c.rope.freq_scale = 1.f;
+  c.rope.layout = m.arch == Arch::Llama ? RopeLayout::Adjacent : RopeLayout::HalfSplit;
+  c.qkv_bias = m.arch == Arch::Qwen2;
+  c.qk_norm = m.arch == Arch::Qwen3;
+  c.n_expert = m.n_expert;
+  c.n_expert_used = m.n_expert > 0 ? m.n_expert_used : 0;
+  c.n_ff_expert = m.n_expert > 0 ? m.n_ff : 0;
+  c.attn_scale = m.attn_scale.value_or(0.f);
+  return c;
+}
+
 namespace {
 
 uint64_t splitmix64(uint64_t& s) {
@@ -151,6 +179,7 @@ void set_synthetic_metadata(GgufWriter& w, const SyntheticMemberSpec& m, const s
   w.set(a + ".attention.layer_norm_rms_epsilon", GgufValue::of_f32(1e-5f));
   w.set(a + ".rope.freq_base", GgufValue::of_f32(m.rope_base));
   w.set(a + ".rope.dimension_count", GgufValue::of_u32(uint32_t(hd)));
+  if (m.attn_scale) w.set(a + ".attention.scale", GgufValue::of_f32(*m.attn_scale));
   if (m.n_expert > 0) {
     w.set(a + ".expert_count", GgufValue::of_u32(uint32_t(m.n_expert)));
     w.set(a + ".expert_used_count", GgufValue::of_u32(uint32_t(m.n_expert_used)));

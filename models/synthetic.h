@@ -4,6 +4,7 @@
 // it writes are ordinary GGUFs that run through the same loader and forward pass as real models.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,9 @@ struct SyntheticMemberSpec {
   int n_layer = 0, n_embd = 0, n_head = 0, n_head_kv = 0, n_ff = 0, n_ctx = 0;
   int n_expert = 0, n_expert_used = 0;  // MoE when n_expert > 0 (n_ff is then per expert)
   float rope_base = 10000.f;
+  // Written as {arch}.attention.scale when set (any value, so tests can also write bad ones);
+  // unset leaves the key out and the engine uses 1/sqrt(head_dim). No shipped family sets it.
+  std::optional<float> attn_scale;
 };
 
 struct SyntheticFamily {
@@ -28,6 +32,10 @@ struct SyntheticFamily {
 
 const std::vector<SyntheticFamily>& synthetic_families();
 const SyntheticFamily& find_synthetic_family(const std::string& name);  // throws naming the family
+
+// The hyper-parameters a member's file declares, as ModelConfig::from_gguf reads them back
+// (without opening a file: what `kvcalc --config family/role` sizes a cache from).
+ModelConfig synthetic_member_config(const SyntheticMemberSpec& spec);
 
 class GgufWriter;
 

@@ -80,8 +80,27 @@ TEST_P(CacheTypes, BytesAreExactPerEntry) {
   const ModelConfig& c = model_->config();
   KVCache cache = model_->make_cache(GetParam().kv);
   prefill(*model_, std::span(toks_).first(37), iota_positions(0, 37), cache, 16);
-  const size_t elem = GetParam().kv == KVDType::F16 ? 2 : 4;
-  const size_t per_entry = size_t(c.n_layer) * 2 * size_t(c.kv_dim()) * elem + sizeof(int32_t);
+  // Written out per type from the formats (kernels/kv_quant.h), not from kv_row_bytes.
+  const size_t D = size_t(c.head_dim), groups = D / 32;
+  size_t head_bytes = 0;
+  switch (GetParam().kv) {
+    case KVDType::F32:
+      head_bytes = 4 * D;
+      break;
+    case KVDType::F16:
+      head_bytes = 2 * D;
+      break;
+    case KVDType::Int4:
+    case KVDType::Int4Uniform:
+      head_bytes = D / 2 + groups * (2 + 2);
+      break;
+    case KVDType::Q8_0:
+    case KVDType::Q8_0Uniform:
+      head_bytes = groups * (2 + 32);
+      break;
+  }
+  const size_t per_entry =
+      size_t(c.n_layer) * 2 * size_t(c.n_head_kv) * head_bytes + sizeof(int32_t);
   EXPECT_EQ(cache.bytes_per_entry(), per_entry);
   EXPECT_EQ(cache.bytes(), 37 * per_entry);
   EXPECT_EQ(cache.dtype(), GetParam().kv);
@@ -94,13 +113,15 @@ std::string case_name(const ::testing::TestParamInfo<CacheCase>& info) {
   return n;
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, CacheTypes,
-                         ::testing::Values(CacheCase{"tiny", KVDType::F32},
-                                           CacheCase{"tiny", KVDType::F16},
-                                           CacheCase{"tiny-qwen2", KVDType::F16},
-                                           CacheCase{"tiny-qwen3", KVDType::F16},
-                                           CacheCase{"tiny-moe", KVDType::F16}),
-                         case_name);
+INSTANTIATE_TEST_SUITE_P(
+    Families, CacheTypes,
+    ::testing::Values(CacheCase{"tiny", KVDType::F32}, CacheCase{"tiny", KVDType::F16},
+                      CacheCase{"tiny-qwen2", KVDType::F16}, CacheCase{"tiny-qwen3", KVDType::F16},
+                      CacheCase{"tiny-moe", KVDType::F16}, CacheCase{"tiny", KVDType::Int4Uniform},
+                      CacheCase{"tiny-qwen2", KVDType::Int4Uniform},
+                      CacheCase{"tiny-qwen3", KVDType::Q8_0Uniform},
+                      CacheCase{"tiny-moe", KVDType::Int4Uniform}),
+    case_name);
 
 // f16 rounds each K/V element with relative error <= 2^-11; through softmax-weighted averages and
 // a few layers of O(1) activations that moves O(1) logits by ~1e-3 at most. 2e-2 absolute leaves a
@@ -119,6 +140,38 @@ TEST(KVCache, F16LogitsCloseToF32OnEveryTinyFamily) {
     EXPECT_TRUE(test::near_all(b, want, 2e-2, 0));
     EXPECT_FALSE(test::bit_equal(a, b));  // the type really changed the storage
   }
+}
+
+// The seed's placement: a prompt prefilled in one batch attends over its own full-precision rows,
+// so its logits are the f32 cache's bit for bit; the decode step after it attends through the
+// quantized cache and so differs from f32, by a quantization-sized amount (int4 steps are ~1/15
+// of a group's range: logits move by O(1e-2) on these models; 0.5 absolute catches garbage).
+TEST(KVCache, SeedPlacementPrefillIsFullPrecisionAndDecodeIsQuantized) {
+  for (KVDType t : {KVDType::Int4, KVDType::Q8_0}) {
+    SCOPED_TRACE(kv_dtype_name(t));
+    test::TempDir dir;
+    const auto m =
+        Model::load(make_synthetic_family("tiny", dir.path().string(), 3, DType::F32)[0]);
+    const auto toks = seeded_tokens(161, m->config().n_vocab, 9);
+    const size_t n = 160, V = size_t(m->config().n_vocab);
+    std::vector<float> a, b;
+    KVCache c32 = m->make_cache(KVDType::F32), cq = m->make_cache(t);
+    prefill(*m, std::span(toks).first(n), iota_positions(0, n), c32, n, &a);
+    prefill(*m, std::span(toks).first(n), iota_positions(0, n), cq, n, &b);
+    EXPECT_TRUE(test::bit_equal(a, b));
+    const int32_t p = int32_t(n), row = 0;
+    const auto d32 = m->forward({&toks[n], 1}, {&p, 1}, c32, {&row, 1});
+    const auto dq = m->forward({&toks[n], 1}, {&p, 1}, cq, {&row, 1});
+    EXPECT_FALSE(test::bit_equal(d32, dq));
+    EXPECT_TRUE(test::near_all(dq, std::vector<double>(d32.begin(), d32.end()), 0.5, 0));
+    ASSERT_EQ(dq.size(), V);
+  }
+}
+
+TEST(KVCache, QuantizedTypesRefuseAHeadDimThatIsNotAMultipleOf32) {
+  EXPECT_THROW(KVCache(2, 2, 48, KVDType::Int4), std::invalid_argument);
+  EXPECT_THROW(KVCache(2, 1, 512, KVDType::Q8_0Uniform), std::invalid_argument);
+  EXPECT_NO_THROW(KVCache(2, 2, 48, KVDType::F16));
 }
 
 TEST(KVCache, TypeNamesRoundTrip) {

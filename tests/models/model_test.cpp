@@ -66,6 +66,32 @@ INSTANTIATE_TEST_SUITE_P(Families, ForwardVsReference,
                            return n;
                          });
 
+// {arch}.attention.scale (Gemma's 1.0 instead of 1/sqrt(head_dim)): the same weights (same seed
+// and member) written with and without the key each match the naive forward at their own scale,
+// with ForwardVsReference's tolerance, and the two differ by far more than that tolerance, so the
+// key cannot be silently ignored by either side.
+TEST(AttentionScale, EngineHonoursTheFileScaleLikeTheNaiveForward) {
+  test::TempDir dir;
+  SyntheticMemberSpec spec = find_synthetic_family("tiny").members.at(0);
+  const std::string plain = dir.file("plain.gguf"), scaled = dir.file("scale1.gguf");
+  write_synthetic_model(spec, "tiny", 7, DType::F32, plain);
+  spec.attn_scale = 1.f;
+  write_synthetic_model(spec, "tiny", 7, DType::F32, scaled);
+  const auto mp = Model::load(plain), ms = Model::load(scaled);
+  ASSERT_EQ(ms->config().attn_scale, 1.f);
+  ASSERT_EQ(mp->config().attn_scale, 0.f);
+  const auto toks = seeded_tokens(37, ms->config().n_vocab, 3);
+  const std::vector<float> got = all_logits(*ms, toks, 16);
+  const std::vector<double> want = test::reference_forward(scaled, toks);
+  const std::vector<double> want_plain = test::reference_forward(plain, toks);
+  EXPECT_TRUE(test::near_all(got, want, 1e-4, 1e-4));
+  EXPECT_TRUE(test::near_all(all_logits(*mp, toks, 16), want_plain, 1e-4, 1e-4));
+  double max_diff = 0;
+  for (size_t i = 0; i < want.size(); ++i)
+    max_diff = std::max(max_diff, std::fabs(want[i] - want_plain[i]));
+  EXPECT_GT(max_diff, 1e-2) << "scale 1.0 barely changes the logits: the test would not notice";
+}
+
 class BatchInvariance : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {

@@ -94,6 +94,8 @@ std::vector<double> reference_forward(const std::string& path, const std::vector
   ModelConfig c = ModelConfig::from_gguf(f);
   const size_t T = tokens.size(), E = size_t(c.n_embd), hd = size_t(c.head_dim);
   const size_t H = size_t(c.n_head), HKV = size_t(c.n_head_kv);
+  // The file's {arch}.attention.scale when present, else the textbook 1/sqrt(head_dim).
+  const double scale = c.attn_scale > 0.f ? double(c.attn_scale) : 1.0 / std::sqrt(double(hd));
   const Mat emb = load(f, "token_embd.weight");
   const size_t V = emb.size() / E;
   std::vector<std::vector<double>> x(T);
@@ -137,7 +139,7 @@ std::vector<double> reference_forward(const std::string& path, const std::vector
         for (size_t i = 0; i < seen.size(); ++i) {
           double dot = 0;
           for (size_t d = 0; d < hd; ++d) dot += q[t][h * hd + d] * k[seen[i]][g * hd + d];
-          s[i] = dot / std::sqrt(double(hd));
+          s[i] = dot * scale;
         }
         const double mx = *std::max_element(s.begin(), s.end());
         double sum = 0;

@@ -1,0 +1,47 @@
+// Attention computed directly on a quantized KV cache (int4 / q8_0 records, kv_quant.h): the
+// fused decode kernel with split-K, and the row dequantizer the "dequantize, then attend"
+// baseline and the full-precision prefill path use. Knows nothing about caches or models.
+//
+// Numerics, fixed for a given (query row, head) and independent of the batch, the thread count
+// and how the chunks are shared among threads:
+//   keys are split into chunks of `chunk` entries aligned to index 0 (512 by default, the seed's
+//   SPLIT_K size); a chunk is visited in blocks of 32 keys; a block's K and V records are
+//   dequantized (kv_dequantize_head's exact values) into an L1 tile, in a lane order fixed by the
+//   SIMD width; score_j = (sum over the tile of q * k̂_j, a fixed lane tree) * scale * log2(e);
+//   per block the online softmax of attention.cpp (exp2 domain, masked keys skipped); each chunk
+//   ends with (m_c, l_c, o_c); the merge, in chunk order, takes M = max m_c over non-empty
+//   chunks, l = sum l_c * 2^(m_c - M), o = sum o_c * 2^(m_c - M), out = o / l.
+// Masking is by position (key j visible to query i iff kv_pos[j] <= q_pos[i]); a masked key
+// changes nothing, so a query's output is the same whether later keys are present or not.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/attention.h"
+#include "kernels/kv_quant.h"
+
+namespace accel {
+
+constexpr size_t kSplitKChunk = 512;
+
+// Quantized K and V, head-major: the record of kv head g for entry j is at
+// k + g * head_stride + j * kv_quant_record_bytes(format, head_dim) (same for v).
+struct QuantKV {
+  KVQuant format = KVQuant::Int4;
+  const uint8_t* k = nullptr;
+  const uint8_t* v = nullptr;
+  size_t head_stride = 0;  // bytes
+};
+
+// q: [n_q][n_heads * head_dim] row stride ldq; out likewise with ldo. head_dim must be a multiple
+// of 32 and at most 256. A query that sees no key gets zeros. chunk must be a multiple of 32.
+void attention_quant(const AttentionShape& s, const float* q, size_t ldq, const int32_t* q_pos,
+                     size_t n_q, const QuantKV& kv, const int32_t* kv_pos, size_t n_kv, float* out,
+                     size_t ldo, size_t chunk = kSplitKChunk);
+
+// Dequantizes entries [j0, j0 + n) of every kv head into token-major f32 rows
+// k_out/v_out [n][n_kv_heads * head_dim] with row stride ld (elements), in parallel.
+void dequantize_kv_rows(const QuantKV& kv, int n_kv_heads, int head_dim, size_t j0, size_t n,
+                        float* k_out, float* v_out, size_t ld);
+
+}  // namespace accel

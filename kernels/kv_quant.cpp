@@ -1,0 +1,107 @@
+// The KV record formats (kv_quant.h): scalar quantizers and dequantizers, the definition every
+// kernel's in-register dequantization must reproduce bit for bit.
+#include "kernels/kv_quant.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/fp16.h"
+#include "kernels/quant.h"
+
+namespace accel {
+
+namespace {
+
+uint16_t load_u16(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return h;
+}
+
+void store_u16(uint8_t* p, uint16_t h) {
+  std::memcpy(p, &h, 2);
+}
+
+// Scale and zero for a group with range [mn, mx] (see int4_quantize_group).
+void int4_scale_zero(float mn, float mx, uint16_t* s_out, uint16_t* z_out) {
+  uint16_t sh = f32_to_fp16((mx - mn) / 15.f);
+  float s = fp16_to_f32(sh);
+  uint16_t zh = s > 0 ? f32_to_fp16(-mn / s) : uint16_t(0);
+  const bool degenerate = !(s > 0) || !std::isfinite(fp16_to_f32(zh));
+  if (degenerate) {
+    sh = f32_to_fp16(std::max(std::fabs(mn), std::fabs(mx)) / 15.f);
+    s = fp16_to_f32(sh);
+    zh = s > 0 ? f32_to_fp16(-mn / s) : uint16_t(0);
+  }
+  *s_out = sh;
+  *z_out = zh;
+}
+
+}  // namespace
+
+size_t kv_quant_record_bytes(KVQuant f, int head_dim) {
+  assert(head_dim % kKVQuantGroup == 0);
+  const size_t groups = size_t(head_dim / kKVQuantGroup);
+  switch (f) {
+    case KVQuant::Int4:
+      return size_t(head_dim) / 2 + groups * 4;
+    case KVQuant::Q8_0:
+      return groups * sizeof(BlockQ8_0);
+  }
+  return 0;
+}
+
+void int4_quantize_group(const float* x, uint8_t* codes16, uint16_t* scale, uint16_t* zero) {
+  float mn = x[0], mx = x[0];
+  for (int i = 1; i < kKVQuantGroup; ++i) {
+    mn = std::min(mn, x[i]);
+    mx = std::max(mx, x[i]);
+  }
+  int4_scale_zero(mn, mx, scale, zero);
+  const float s = fp16_to_f32(*scale), z = fp16_to_f32(*zero);
+  uint8_t q[kKVQuantGroup];
+  for (int i = 0; i < kKVQuantGroup; ++i) {
+    // std::nearbyint rounds half to even in the default rounding mode, as MLX's round does.
+    q[i] = s > 0 ? uint8_t(std::nearbyint(std::clamp(x[i] / s + z, 0.f, 15.f))) : uint8_t(0);
+  }
+  for (int b = 0; b < kKVQuantGroup / 2; ++b) codes16[b] = uint8_t(q[2 * b] | (q[2 * b + 1] << 4));
+}
+
+void kv_quantize_head(KVQuant f, const float* x, int head_dim, uint8_t* record) {
+  const int groups = head_dim / kKVQuantGroup;
+  if (f == KVQuant::Q8_0) {
+    quantize_row(DType::Q8_0, x, record, size_t(head_dim));
+    return;
+  }
+  uint8_t* scales = record + head_dim / 2;
+  uint8_t* zeros = scales + 2 * groups;
+  for (int g = 0; g < groups; ++g) {
+    uint16_t s, z;
+    int4_quantize_group(x + g * kKVQuantGroup, record + g * (kKVQuantGroup / 2), &s, &z);
+    store_u16(scales + 2 * g, s);
+    store_u16(zeros + 2 * g, z);
+  }
+}
+
+void kv_dequantize_head(KVQuant f, const uint8_t* record, int head_dim, float* x) {
+  const int groups = head_dim / kKVQuantGroup;
+  if (f == KVQuant::Q8_0) {
+    dequantize_row(DType::Q8_0, record, x, size_t(head_dim));
+    return;
+  }
+  const uint8_t* scales = record + head_dim / 2;
+  const uint8_t* zeros = scales + 2 * groups;
+  for (int g = 0; g < groups; ++g) {
+    const float s = fp16_to_f32(load_u16(scales + 2 * g));
+    const float z = fp16_to_f32(load_u16(zeros + 2 * g));
+    const uint8_t* c = record + g * (kKVQuantGroup / 2);
+    for (int b = 0; b < kKVQuantGroup / 2; ++b) {
+      x[g * kKVQuantGroup + 2 * b] = int4_dequant(c[b] & 15, s, z);
+      x[g * kKVQuantGroup + 2 * b + 1] = int4_dequant(c[b] >> 4, s, z);
+    }
+  }
+}
+
+}  // namespace accel

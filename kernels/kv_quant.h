@@ -1,0 +1,41 @@
+// Quantized KV-cache record formats: how one (token, kv head) row of head_dim values is packed,
+// and the exact quantize / dequantize arithmetic. Owns the formats' bits; knows nothing about
+// caches or attention (attention_quant.h reads these records, models/kv_storage.cpp stores them).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace accel {
+
+enum class KVQuant {
+  // Open-TQ-Metal's canonical int4 (methods.md §4.1): groups of 32 along head_dim, fp16 scale and
+  // zero, x̂ = (q - zero) * scale, q in [0, 15]. Record: head_dim/2 bytes of codes (element 2b in
+  // the low nibble of byte b, 2b+1 in the high one), then head_dim/32 scales, then head_dim/32
+  // zeros (fp16 bits, little-endian).
+  Int4,
+  // ggml's Q8_0: groups of 32, fp16 d, x̂ = q * d, q in [-127, 127]; record = head_dim/32
+  // BlockQ8_0 {d, qs[32]} (kernels/quant.h), quantized by ggml's reference rule.
+  Q8_0,
+};
+
+constexpr int kKVQuantGroup = 32;  // values per group (scale/zero) in both formats
+
+size_t kv_quant_record_bytes(KVQuant f, int head_dim);
+
+// One group of 32 int4 codes with its fp16 scale and zero (methods.md §4.1), from f32 input:
+//   s = fp16((max - min) / 15); z = fp16(-min / s); q = round_half_even(clamp(x / s + z, 0, 15))
+// with s and z used at their stored (fp16) values. Degenerate groups, where s rounds to 0 (a
+// constant group; the seed's fp16 1e-8 floor underflows to 0) or z does not fit fp16 (a range tiny
+// against the values' magnitude), take s = fp16(max(|min|, |max|) / 15) instead, so |z| <= ~15;
+// an all-zero group stores s = z = 0 and decodes to zeros.
+void int4_quantize_group(const float* x, uint8_t* codes16, uint16_t* scale, uint16_t* zero);
+
+// x̂ = (q - z) * s in f32, each operation rounded: the one definition every reader uses.
+inline float int4_dequant(int q, float s, float z) {
+  return (float(q) - z) * s;
+}
+
+void kv_quantize_head(KVQuant f, const float* x, int head_dim, uint8_t* record);
+void kv_dequantize_head(KVQuant f, const uint8_t* record, int head_dim, float* x);
+
+}  // namespace accel

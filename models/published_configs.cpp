@@ -1,0 +1,76 @@
+// The published layouts and the name lookup (see published_configs.h).
+//
+// A C++ table rather than a data file: each entry is a handful of numbers with its source beside
+// it, reviewed like code, and every binary (the CLI from any directory, the tests, CI, an installed
+// copy) has it with nothing to locate or parse at run time and no way to ship a stale copy.
+#include "models/published_configs.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "models/synthetic.h"
+
+namespace accel {
+
+const std::vector<AttentionLayout>& published_layouts() {
+  static const std::vector<AttentionLayout> layouts = {
+      {"llama-3.1-70b",
+       "meta-llama/Llama-3.1-70B config.json: 80 layers, hidden 8192, 64 query heads, 8 KV heads "
+       "(head_dim 128), max_position_embeddings 131072; standard 1/sqrt(head_dim) scale. The "
+       "Open-TQ-Metal seed's figures (128K tokens: 40 GB f16, 12.5 GB int4; GiB in fact) come "
+       "from this shape.",
+       64,
+       131072,
+       float(1.0 / std::sqrt(128.0)),
+       {{"full", 80, 8, 128, 0}}},
+      // Gemma 4 31B interleaves 5 sliding-window layers with 1 global layer, 10 times; the two
+      // kinds cache different row shapes. Global layers project V with K's weights
+      // (attention_k_eq_v) but K is then normed and rotated and V normed on its own, so the cache
+      // holds both, as transformers' cache does; counted as K + V rows here.
+      {"gemma-4-31b",
+       "google/gemma-4-31B config.json (text_config), as quoted by several independent "
+       "implementations; the file itself was not read here: 60 layers, layer_types 5 "
+       "sliding_attention : 1 full_attention repeated 10 times, 32 query heads; sliding layers "
+       "16 KV heads x head_dim 256, sliding_window 1024; full layers num_global_key_value_heads 4 "
+       "x "
+       "global_head_dim 512; max_position_embeddings 262144; attention scale 1.0 (QK-norm, no "
+       "1/sqrt(d)). Sliding layers are counted as holding exactly 1024 tokens.",
+       32,
+       262144,
+       1.0f,
+       {{"sliding", 50, 16, 256, 1024}, {"full", 10, 4, 512, 0}}},
+  };
+  return layouts;
+}
+
+std::vector<std::string> attention_layout_names() {
+  std::vector<std::string> names;
+  for (const auto& l : published_layouts()) names.push_back(l.name);
+  for (const auto& f : synthetic_families())
+    for (const auto& m : f.members) names.push_back(f.name + "/" + m.role);
+  return names;
+}
+
+AttentionLayout find_attention_layout(const std::string& name) {
+  for (const auto& l : published_layouts())
+    if (l.name == name) return l;
+  const size_t slash = name.find('/');
+  if (slash != std::string::npos) {
+    const SyntheticFamily& f = find_synthetic_family(name.substr(0, slash));
+    const std::string role = name.substr(slash + 1);
+    std::string roles;
+    for (const auto& m : f.members) {
+      if (m.role == role)
+        return attention_layout(synthetic_member_config(m), name,
+                                "synthetic family '" + f.name + "', member '" + role + "'");
+      roles += (roles.empty() ? "" : ", ") + m.role;
+    }
+    throw std::invalid_argument("family '" + f.name + "' has no member '" + role +
+                                "' (members: " + roles + ")");
+  }
+  std::string known;
+  for (const auto& n : attention_layout_names()) known += (known.empty() ? "" : ", ") + n;
+  throw std::invalid_argument("unknown configuration '" + name + "' (known: " + known + ")");
+}
+
+}  // namespace accel

@@ -1,0 +1,112 @@
+// `accelbench kvcalc` end to end: the seed's Llama-3.1-70B figures in the table and the JSON, a
+// GGUF header and a synthetic member sized alike, budgets, and bad input refused naming the flag
+// or file with a non-zero exit.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "models/synthetic.h"
+#include "tests/support/test_support.h"
+
+namespace accel {
+namespace {
+
+TEST(KvcalcCli, Llama31_70BTableShowsTheSeedsFigures) {
+  std::string out;
+  ASSERT_EQ(test::run_cli("kvcalc --config llama-3.1-70b --context 131072", &out), 0) << out;
+  EXPECT_NE(out.find("| f16 | 4096 | 327680 | 42949672960 | 42.95 | 40.00 |"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("| int4 | 1280 | 102400 | 13421772800 | 13.42 | 12.50 |"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("| f32 | 8192 | 655360 | 85899345920 | 85.90 | 80.00 |"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("attention scale 0.0883883"), std::string::npos) << out;
+  EXPECT_EQ(out.find("longest context"), std::string::npos) << "no budget, no column: " << out;
+}
+
+TEST(KvcalcCli, JsonWithBudget) {
+  std::string out;
+  ASSERT_EQ(test::run_cli("kvcalc --config llama-3.1-70b --context 131072 --kv-dtype f16 "
+                          "--kv-dtype int4 --budget 64GiB --json",
+                          &out),
+            0)
+      << out;
+  const auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["context"], 131072);
+  EXPECT_EQ(j["budget_bytes"], 64ull << 30);
+  EXPECT_EQ(j["config"]["n_layer"], 80);
+  ASSERT_EQ(j["kv_dtypes"].size(), 2u);
+  const auto& f16 = j["kv_dtypes"][0];
+  EXPECT_EQ(f16["kv_dtype"], "f16");
+  EXPECT_EQ(f16["bytes_per_token_per_layer"][0], 4096);
+  EXPECT_EQ(f16["bytes_per_token"], 327680);
+  EXPECT_EQ(f16["cache_bytes"], 42949672960ull);
+  EXPECT_DOUBLE_EQ(f16["cache_gib"].get<double>(), 40.0);
+  EXPECT_EQ(f16["max_context"], 209715);
+  EXPECT_EQ(f16["max_context_exceeds_model"], true);
+  const auto& int4 = j["kv_dtypes"][1];
+  EXPECT_EQ(int4["cache_bytes"], 13421772800ull);
+  EXPECT_DOUBLE_EQ(int4["cache_gib"].get<double>(), 12.5);
+  EXPECT_EQ(int4["max_context"], 671088);
+}
+
+// A model file and its family/role name give the same sizes; the file's attention.scale shows.
+TEST(KvcalcCli, GgufHeaderAndSyntheticMemberAgree) {
+  test::TempDir dir;
+  SyntheticMemberSpec spec = find_synthetic_family("tiny").members.at(0);
+  spec.attn_scale = 1.f;
+  const std::string path = dir.file("t.gguf");
+  write_synthetic_model(spec, "tiny", 0, DType::F32, path);
+  std::string from_file, from_name;
+  ASSERT_EQ(
+      test::run_cli("kvcalc --model " + path + " --context 4096 --budget 1MiB --json", &from_file),
+      0)
+      << from_file;
+  ASSERT_EQ(
+      test::run_cli("kvcalc --config tiny/target --context 4096 --budget 1MiB --json", &from_name),
+      0)
+      << from_name;
+  const auto a = nlohmann::json::parse(from_file), b = nlohmann::json::parse(from_name);
+  EXPECT_EQ(a["kv_dtypes"], b["kv_dtypes"]);
+  EXPECT_EQ(a["config"]["groups"], b["config"]["groups"]);
+  EXPECT_EQ(a["config"]["attn_scale"], 1.0);
+  EXPECT_EQ(b["config"]["attn_scale"].get<float>(), float(1.0 / std::sqrt(32.0)));
+  // tiny/target: 4 layers x 2 KV heads x 32 -> f16 256 B per layer, 1 KiB per token.
+  EXPECT_EQ(a["kv_dtypes"][1]["kv_dtype"], "f16");
+  EXPECT_EQ(a["kv_dtypes"][1]["bytes_per_token"], 1024);
+  EXPECT_EQ(a["kv_dtypes"][1]["max_context"], 1024);
+}
+
+TEST(KvcalcCli, BadInputIsRefusedNamingTheFlagOrFile) {
+  test::TempDir dir;
+  std::ofstream(dir.file("junk.gguf")) << "not a gguf";
+  struct Case {
+    std::string args, needle;
+  };
+  const Case cases[] = {
+      {"--config nope --context 8", "nope"},
+      {"--config small/nope --context 8", "nope"},
+      {"--config llama-3.1-70b --context 8 --kv-dtype int3", "--kv-dtype"},
+      {"--config llama-3.1-70b --context 0", "--context"},
+      {"--config llama-3.1-70b --context -5", "--context"},
+      {"--config llama-3.1-70b --context lots", "--context"},
+      {"--config llama-3.1-70b --context 8 --budget 12XB", "--budget"},
+      {"--config llama-3.1-70b --context 8 --budget 0", "--budget"},
+      {"--config llama-3.1-70b --context 8 --budget -1GiB", "--budget"},
+      {"--config llama-3.1-70b", "--context"},
+      {"--context 8", "--config"},
+      {"--config llama-3.1-70b --model x.gguf --context 8", "--model"},
+      {"--model " + dir.file("missing.gguf") + " --context 8", "missing.gguf"},
+      {"--model " + dir.file("junk.gguf") + " --context 8", "junk.gguf"},
+  };
+  for (const Case& c : cases) {
+    std::string out;
+    EXPECT_NE(test::run_cli("kvcalc " + c.args, &out), 0) << c.args << "\n" << out;
+    EXPECT_NE(out.find(c.needle), std::string::npos) << c.args << "\n" << out;
+  }
+}
+
+}  // namespace
+}  // namespace accel

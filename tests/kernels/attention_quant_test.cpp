@@ -1,0 +1,236 @@
+// Tests of accel::attention_quant (the fused int4 / q8_0 attention): agreement with the double
+// reference on the same dequantized data, split-K against a single pass, bit-exact invariance to
+// threads, batch and masked later keys, masked and empty chunks, and dequantize_kv_rows against
+// the scalar format definition. Tests only.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+#include "kernels/attention.h"
+#include "kernels/attention_quant.h"
+#include "kernels/kv_quant.h"
+#include "kernels/threading.h"
+#include "tests/support/test_support.h"
+
+namespace {
+
+using accel::AttentionShape;
+using accel::KVQuant;
+
+// A quantized cache of n entries in the kernel's head-major record layout, plus its exact
+// dequantized values as token-major f32 rows (what the reference attends over).
+struct QuantCache {
+  KVQuant f;
+  int hkv, D;
+  size_t n, rec;
+  std::vector<uint8_t> k, v;
+  std::vector<float> kf, vf;
+  accel::QuantKV view() const { return {f, k.data(), v.data(), n * rec}; }
+};
+
+QuantCache make_cache(KVQuant f, int hkv, int D, size_t n, uint64_t seed, float kscale = 1.f) {
+  QuantCache c{f, hkv, D, n, accel::kv_quant_record_bytes(f, D), {}, {}, {}, {}};
+  const size_t kv_dim = size_t(hkv) * size_t(D);
+  auto kraw = accel::test::random_normal(n * kv_dim, seed, kscale);
+  auto vraw = accel::test::random_normal(n * kv_dim, seed + 1);
+  c.k.resize(size_t(hkv) * n * c.rec);
+  c.v.resize(c.k.size());
+  c.kf.resize(n * kv_dim);
+  c.vf.resize(n * kv_dim);
+  for (size_t j = 0; j < n; ++j)
+    for (int g = 0; g < hkv; ++g) {
+      const size_t off = size_t(g) * n * c.rec + j * c.rec, col = j * kv_dim + size_t(g) * D;
+      accel::kv_quantize_head(f, &kraw[col], D, &c.k[off]);
+      accel::kv_quantize_head(f, &vraw[col], D, &c.v[off]);
+      accel::kv_dequantize_head(f, &c.k[off], D, &c.kf[col]);
+      accel::kv_dequantize_head(f, &c.v[off], D, &c.vf[col]);
+    }
+  return c;
+}
+
+std::vector<int32_t> iota_pos(size_t n) {
+  std::vector<int32_t> p(n);
+  std::iota(p.begin(), p.end(), 0);
+  return p;
+}
+
+std::vector<float> run(const AttentionShape& s, const std::vector<float>& q,
+                       const std::vector<int32_t>& qpos, const QuantCache& c,
+                       const std::vector<int32_t>& kpos, size_t chunk = accel::kSplitKChunk) {
+  const size_t qd = size_t(s.n_heads) * s.head_dim;
+  std::vector<float> out(qpos.size() * qd, -1.f);
+  accel::attention_quant(s, q.data(), qd, qpos.data(), qpos.size(), c.view(), kpos.data(), c.n,
+                         out.data(), qd, chunk);
+  return out;
+}
+
+struct Errors {
+  double max_abs = 0, mean_abs = 0, vmax = 0;
+};
+
+Errors compare_to_reference(const AttentionShape& s, const std::vector<float>& q,
+                            const std::vector<int32_t>& qpos, const QuantCache& c,
+                            const std::vector<int32_t>& kpos, const std::vector<float>& got) {
+  const size_t qd = size_t(s.n_heads) * s.head_dim;
+  std::vector<double> want(got.size());
+  accel::attention_reference(s, q.data(), qd, qpos.data(), qpos.size(), c.kf.data(), c.vf.data(),
+                             size_t(c.hkv) * c.D, kpos.data(), c.n, want.data(), qd);
+  Errors e;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double d = std::fabs(double(got[i]) - want[i]);
+    e.max_abs = std::max(e.max_abs, d);
+    e.mean_abs += d;
+  }
+  e.mean_abs /= double(got.size());
+  for (float x : c.vf) e.vmax = std::max(e.vmax, double(std::fabs(x)));
+  return e;
+}
+
+struct Shape {
+  KVQuant f;
+  int heads, kv_heads, D;
+  size_t n_kv;
+};
+
+class AttentionQuantShapes : public ::testing::TestWithParam<Shape> {};
+
+// Tolerance: the output is a convex combination of v rows, so errors are relative to max|v|.
+// Float sources: the score (a sum of D products, ~D u relative to sum |q k|, |q k| summing to a few
+// units here: ~1e-5 absolute in the exponent), exp2's ~2e-7 relative error, and the l and o sums
+// (n_kv terms, ~n_kv u relative in the worst case, far less in practice). For D <= 128 and
+// n_kv <= 5000 this bounds the error by ~4e-5 max|v|; 1e-4 max|v| leaves a margin of 2.5.
+TEST_P(AttentionQuantShapes, MatchesTheDoubleReferenceOnTheSameDequantizedData) {
+  const Shape p = GetParam();
+  const AttentionShape s{p.heads, p.kv_heads, p.D, 1.f / std::sqrt(float(p.D))};
+  const QuantCache c = make_cache(p.f, p.kv_heads, p.D, p.n_kv, 11);
+  const auto kpos = iota_pos(p.n_kv);
+  // decode (one query at the last position) and a batch of queries at scattered positions
+  for (std::vector<int32_t> qpos :
+       {std::vector<int32_t>{int32_t(p.n_kv) - 1},
+        std::vector<int32_t>{0, 31, 32, 511, 512, 700, int32_t(p.n_kv) - 1}}) {
+    for (auto& x : qpos) x = std::min(x, int32_t(p.n_kv) - 1);
+    const auto q = accel::test::random_normal(qpos.size() * p.heads * p.D, 3);
+    const auto got = run(s, q, qpos, c, kpos);
+    const Errors e = compare_to_reference(s, q, qpos, c, kpos, got);
+    EXPECT_LE(e.max_abs, 1e-4 * e.vmax) << "n_q " << qpos.size();
+    EXPECT_LT(e.mean_abs, 0.02);  // the seed's own gate, far looser
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, AttentionQuantShapes,
+    ::testing::Values(Shape{KVQuant::Int4, 8, 1, 128, 1}, Shape{KVQuant::Int4, 8, 1, 128, 33},
+                      Shape{KVQuant::Int4, 12, 4, 64, 1500}, Shape{KVQuant::Int4, 16, 2, 128, 4100},
+                      Shape{KVQuant::Int4, 4, 4, 32, 600}, Shape{KVQuant::Int4, 4, 2, 256, 700},
+                      Shape{KVQuant::Q8_0, 12, 4, 64, 1500}, Shape{KVQuant::Q8_0, 8, 2, 128, 2049}),
+    [](const auto& info) {
+      const Shape& p = info.param;
+      return std::string(p.f == KVQuant::Int4 ? "int4" : "q8_0") + "_h" + std::to_string(p.heads) +
+             "_kv" + std::to_string(p.kv_heads) + "_d" + std::to_string(p.D) + "_n" +
+             std::to_string(p.n_kv);
+    });
+
+// The merge multiplies each chunk's (l, o) by one more exp2 factor (relative error <= ~3e-7) and
+// adds the chunks in a different association than one pass does (<= n_chunks u relative to the
+// sums); with 9 chunks this is ~1e-6 relative to max|v|. Tolerance 1e-5 max|v|.
+TEST(AttentionQuant, SplitKMergeEqualsTheSinglePassWithinTheDerivedTolerance) {
+  const AttentionShape s{8, 2, 128, 1.f / std::sqrt(128.f)};
+  const size_t n = 4500;
+  const QuantCache c = make_cache(KVQuant::Int4, 2, 128, n, 21, 2.f);
+  const auto kpos = iota_pos(n);
+  const std::vector<int32_t> qpos{int32_t(n) - 1};
+  const auto q = accel::test::random_normal(8 * 128, 4);
+  const auto split = run(s, q, qpos, c, kpos, 512);
+  const auto single = run(s, q, qpos, c, kpos, (n + 31) / 32 * 32);
+  double vmax = 0, worst = 0;
+  for (float x : c.vf) vmax = std::max(vmax, double(std::fabs(x)));
+  for (size_t i = 0; i < split.size(); ++i)
+    worst = std::max(worst, double(std::fabs(split[i] - single[i])));
+  EXPECT_LE(worst, 1e-5 * vmax);
+  EXPECT_GT(worst, 0.0) << "split and single pass are expected to round differently";
+}
+
+TEST(AttentionQuant, BitIdenticalAcrossThreadsBatchAndMaskedLaterKeys) {
+  const AttentionShape s{12, 4, 64, 0.125f};
+  const size_t n = 2100;
+  const QuantCache c = make_cache(KVQuant::Int4, 4, 64, n, 31);
+  const auto kpos = iota_pos(n);
+  const int32_t p = 1337;
+  const auto qrow = accel::test::random_normal(12 * 64, 5);
+  // A: the query alone over exactly the keys it sees (decode: split-K items + merge pass).
+  auto alone = [&](int threads) {
+    const int t0 = accel::num_threads();
+    accel::set_num_threads(threads);
+    const size_t qd = 12 * 64;
+    std::vector<float> out(qd);
+    const int32_t qp = p;
+    accel::QuantKV kv = c.view();
+    accel::attention_quant(s, qrow.data(), qd, &qp, 1, kv, kpos.data(), size_t(p) + 1, out.data(),
+                           qd);
+    accel::set_num_threads(t0);
+    return out;
+  };
+  const auto a1 = alone(1), a2 = alone(2);
+  EXPECT_TRUE(accel::test::bit_equal(a1, a2));
+  // B: the same query as row 5 of a 9-row batch over all n keys (later keys masked; per-row items
+  // that merge their own chunks).
+  std::vector<int32_t> qpos{0, 100, 2000, 700, 5, p, 2099, 64, 1};
+  std::vector<float> q = accel::test::random_normal(qpos.size() * 12 * 64, 6);
+  std::copy(qrow.begin(), qrow.end(), q.begin() + 5 * 12 * 64);
+  for (int threads : {1, 2}) {
+    const int t0 = accel::num_threads();
+    accel::set_num_threads(threads);
+    const auto out = run(s, q, qpos, c, kpos);
+    accel::set_num_threads(t0);
+    EXPECT_TRUE(accel::test::bit_equal(
+        std::vector<float>(out.begin() + 5 * 12 * 64, out.begin() + 6 * 12 * 64), a1))
+        << threads << " threads";
+  }
+}
+
+TEST(AttentionQuant, FullyMaskedChunksAreSkippedAndAQueryThatSeesNothingGetsZeros) {
+  const AttentionShape s{4, 2, 64, 0.125f};
+  const size_t n = 1600;
+  const QuantCache c = make_cache(KVQuant::Int4, 2, 64, n, 41);
+  // Positions of a sparse prefill: the first chunk (512 keys) holds positions after the query.
+  std::vector<int32_t> kpos(n);
+  for (size_t j = 0; j < n; ++j) kpos[j] = j < 512 ? int32_t(5000 + j) : int32_t(j);
+  const std::vector<int32_t> qpos{1599, 10};  // the second query sees no key at all
+  const auto q = accel::test::random_normal(2 * 4 * 64, 7);
+  const auto got = run(s, q, qpos, c, kpos);
+  const Errors e = compare_to_reference(s, q, qpos, c, kpos, got);
+  EXPECT_LE(e.max_abs, 1e-4 * e.vmax);
+  for (size_t i = 4 * 64; i < got.size(); ++i) ASSERT_EQ(got[i], 0.f) << i;
+}
+
+TEST(AttentionQuant, ScaleOneAttentionStillMatchesTheReference) {
+  // Gemma's attention scale 1.0: scores 8x larger than 1/sqrt(64), peaked softmax.
+  const AttentionShape s{4, 1, 64, 1.f};
+  const QuantCache c = make_cache(KVQuant::Int4, 1, 64, 900, 51, 0.5f);
+  const auto kpos = iota_pos(900);
+  const std::vector<int32_t> qpos{899};
+  const auto q = accel::test::random_normal(4 * 64, 8, 0.5f);
+  const auto got = run(s, q, qpos, c, kpos);
+  const Errors e = compare_to_reference(s, q, qpos, c, kpos, got);
+  EXPECT_LE(e.max_abs, 1e-4 * e.vmax);
+}
+
+TEST(DequantizeKVRows, EqualsTheScalarFormatDefinitionBitForBit) {
+  for (KVQuant f : {KVQuant::Int4, KVQuant::Q8_0})
+    for (int D : {32, 64, 128, 256}) {
+      const QuantCache c = make_cache(f, 3, D, 70, uint64_t(D));
+      const size_t kv_dim = size_t(3) * D;
+      std::vector<float> k(60 * kv_dim), v(60 * kv_dim);
+      accel::dequantize_kv_rows(c.view(), 3, D, 10, 60, k.data(), v.data(), kv_dim);
+      EXPECT_TRUE(accel::test::bit_equal(
+          k, std::vector<float>(c.kf.begin() + 10 * kv_dim, c.kf.begin() + 70 * kv_dim)));
+      EXPECT_TRUE(accel::test::bit_equal(
+          v, std::vector<float>(c.vf.begin() + 10 * kv_dim, c.vf.begin() + 70 * kv_dim)));
+    }
+}
+
+}  // namespace

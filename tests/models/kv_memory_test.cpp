@@ -1,0 +1,173 @@
+// KV cache memory arithmetic: the seed's Llama-3.1-70B figures to the byte, the per-type row
+// formulas over a table of shapes, sliding-window layers, budgets (against a linear scan), the
+// published and synthetic configurations, and memory sizes as people write them.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "models/kv_memory.h"
+#include "models/published_configs.h"
+#include "models/synthetic.h"
+
+namespace accel {
+namespace {
+
+KVDType type(const char* name) {
+  const auto t = kv_dtype_from_name(name);
+  if (!t) throw std::runtime_error(std::string("kv_dtype ") + name + " is not registered");
+  return *t;
+}
+
+// Open-TQ-Metal's figures: Llama-3.1-70B (80 layers, 8 KV heads, D = 128) at 128K tokens is "40 GB"
+// at fp16 and "12.5 GB" at int4 -- GiB in fact:
+//   f16:  80 * 8 * 128 * 2 (K, V) * 2 B * 131072      = 40 * 2^30 B
+//   int4: 80 * 8 * 2 * (128/2 + 128/32 * 4) * 131072  = 12.5 * 2^30 B
+TEST(KVMemory, Llama31_70BAt128KReproducesTheSeed) {
+  const AttentionLayout l = find_attention_layout("llama-3.1-70b");
+  EXPECT_EQ(l.n_layer(), 80);
+  EXPECT_EQ(l.n_head, 64);
+  EXPECT_EQ(l.n_ctx, 131072);
+  EXPECT_FLOAT_EQ(l.attn_scale, 0.08838834764f);  // 1/sqrt(128)
+  ASSERT_EQ(l.groups.size(), 1u);
+  EXPECT_EQ(kv_group_row_bytes(l.groups[0], KVDType::F16), 4096u);
+  EXPECT_EQ(kv_bytes_per_token(l, KVDType::F16), 327680u);
+  EXPECT_EQ(kv_cache_bytes(l, KVDType::F16, 131072), 42949672960ull);
+  EXPECT_EQ(kv_cache_bytes(l, KVDType::F16, 131072), 40ull << 30);
+  EXPECT_EQ(kv_group_row_bytes(l.groups[0], type("int4")), 1280u);
+  EXPECT_EQ(kv_bytes_per_token(l, type("int4")), 102400u);
+  EXPECT_EQ(kv_cache_bytes(l, type("int4"), 131072), 13421772800ull);
+  EXPECT_EQ(kv_cache_bytes(l, type("int4"), 131072), (25ull << 30) / 2);
+  EXPECT_EQ(kv_cache_bytes(l, KVDType::F32, 131072), 80ull << 30);
+  // 64 GiB holds 64 GiB / 327680 B = 209715.2 tokens at f16 and 671088.64 at int4.
+  EXPECT_EQ(kv_max_context(l, KVDType::F16, 64ull << 30), 209715u);
+  EXPECT_EQ(kv_max_context(l, type("int4"), 64ull << 30), 671088u);
+}
+
+// The row formulas of the brief and spec §4.1, per (n_kv_heads, head_dim), including head dims
+// that are one group and not a power of two.
+TEST(KVMemory, RowBytesFollowEachFormat) {
+  struct Shape {
+    int heads, dim;
+  };
+  for (const Shape s : {Shape{1, 32}, Shape{2, 64}, Shape{4, 96}, Shape{8, 128}, Shape{16, 256}}) {
+    SCOPED_TRACE("heads " + std::to_string(s.heads) + " dim " + std::to_string(s.dim));
+    const KVLayerGroup g{"full", 1, s.heads, s.dim, 0};
+    const uint64_t h = uint64_t(s.heads), d = uint64_t(s.dim);
+    EXPECT_EQ(kv_group_row_bytes(g, KVDType::F32), 2 * h * d * 4);
+    EXPECT_EQ(kv_group_row_bytes(g, KVDType::F16), 2 * h * d * 2);
+    // int4: nibbles, plus fp16 scale and zero per group of 32.
+    EXPECT_EQ(kv_group_row_bytes(g, type("int4")), 2 * h * (d / 2 + d / 32 * 4));
+    // q8_0: bytes, plus one fp16 scale per group of 32.
+    EXPECT_EQ(kv_group_row_bytes(g, type("q8_0")), 2 * h * (d + d / 32 * 2));
+  }
+}
+
+// Sliding-window layers hold min(context, window) tokens; the budget search agrees with a scan.
+TEST(KVMemory, SlidingWindowsAndBudgets) {
+  AttentionLayout l;
+  l.name = "mixed";
+  l.groups = {{"sliding", 3, 2, 32, 16}, {"full", 1, 1, 64, 0}};
+  const uint64_t sw = 2 * 2 * 32 * 2, full = 2 * 1 * 64 * 2;  // f16 row bytes
+  EXPECT_EQ(kv_bytes_per_token(l, KVDType::F16), 3 * sw + full);
+  EXPECT_EQ(kv_cache_bytes(l, KVDType::F16, 0), 0u);
+  EXPECT_EQ(kv_cache_bytes(l, KVDType::F16, 10), 10 * (3 * sw + full));
+  EXPECT_EQ(kv_cache_bytes(l, KVDType::F16, 100), 16 * 3 * sw + 100 * full);
+  for (uint64_t budget : {1ull, 255ull, 256ull, 5000ull, 12287ull, 12288ull, 12289ull, 40000ull}) {
+    uint64_t want = 0;
+    while (kv_cache_bytes(l, KVDType::F16, want + 1) <= budget) ++want;
+    EXPECT_EQ(kv_max_context(l, KVDType::F16, budget), want) << "budget " << budget;
+  }
+  // Only windowed layers: the cache stops growing, so a budget above its ceiling holds any context.
+  AttentionLayout w;
+  w.groups = {{"sliding", 2, 1, 32, 8}};
+  const uint64_t ceiling = kv_cache_bytes(w, KVDType::F32, 8);
+  EXPECT_EQ(kv_cache_bytes(w, KVDType::F32, 1000000), ceiling);
+  EXPECT_EQ(kv_max_context(w, KVDType::F32, ceiling), std::nullopt);
+  EXPECT_EQ(kv_max_context(w, KVDType::F32, ceiling - 1), 7u);
+  // Sums past 2^64 - 1 are refused, not wrapped.
+  AttentionLayout big;
+  big.groups = {{"full", 1024, 1024, 1024, 0}};
+  EXPECT_THROW(kv_cache_bytes(big, KVDType::F32, uint64_t(1) << 40), std::overflow_error);
+}
+
+// Gemma 4 31B: 50 sliding layers (16 x 256, window 1024) and 10 full layers (4 x 512), scale 1.0.
+// At 128K tokens in f16: 50 * 1024 * 16384 + 10 * 131072 * 8192 = 11576279040 B, the figure an
+// independent calculator gives for this configuration.
+TEST(KVMemory, Gemma4_31BHasTwoRowShapesAndScaleOne) {
+  const AttentionLayout l = find_attention_layout("gemma-4-31b");
+  EXPECT_EQ(l.n_layer(), 60);
+  EXPECT_EQ(l.n_head, 32);
+  EXPECT_EQ(l.attn_scale, 1.f);
+  ASSERT_EQ(l.groups.size(), 2u);
+  EXPECT_EQ(l.groups[0].window, 1024);
+  EXPECT_EQ(l.groups[1].window, 0);
+  EXPECT_EQ(kv_cache_bytes(l, KVDType::F16, 131072), 11576279040ull);
+  EXPECT_EQ(kv_cache_bytes(l, KVDType::F16, 512), 512ull * (50 * 16384 + 10 * 8192));
+}
+
+TEST(KVMemory, SyntheticMembersAndUnknownNames) {
+  const AttentionLayout l = find_attention_layout("small/target");
+  const ModelConfig c = synthetic_member_config(find_synthetic_family("small").members.at(0));
+  EXPECT_EQ(l.n_layer(), c.n_layer);
+  ASSERT_EQ(l.groups.size(), 1u);
+  EXPECT_EQ(l.groups[0].n_kv_heads, c.n_head_kv);
+  EXPECT_EQ(l.groups[0].head_dim, c.head_dim);
+  EXPECT_EQ(l.attn_scale, attention_scale(c));
+  EXPECT_EQ(l.n_ctx, c.n_ctx);
+  for (const auto& name : attention_layout_names()) EXPECT_NO_THROW(find_attention_layout(name));
+  const auto refused = [](const std::string& name, const std::string& needle) {
+    try {
+      find_attention_layout(name);
+      ADD_FAILURE() << name << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  refused("llama-3-70b", "llama-3.1-70b");  // the message lists what is known
+  refused("small/nope", "draft-xs");
+  refused("nope/target", "nope");
+}
+
+TEST(KVMemory, ByteSizesAsPeopleWriteThem) {
+  struct Case {
+    const char* text;
+    std::optional<uint64_t> want;
+  };
+  const Case cases[] = {
+      {"4096", 4096},
+      {"64GiB", 64ull << 30},
+      {"64 GiB", 64ull << 30},
+      {"64gib", 64ull << 30},
+      {"12.5GB", 12500000000ull},
+      {"12.5GiB", (25ull << 30) / 2},
+      {"1kB", 1000},
+      {"1KiB", 1024},
+      {"3MB", 3000000},
+      {"2MiB", 2u << 20},
+      {"1TB", 1000000000000ull},
+      {"1TiB", 1ull << 40},
+      {"100B", 100},
+      {"1.5B", 1},  // fractions of a byte round down
+      {"0.001KB", 1},
+      {".5KiB", 512},
+      {"8EiB", std::nullopt},  // unknown unit
+      {"", std::nullopt},
+      {"GiB", std::nullopt},
+      {"0", std::nullopt},
+      {"0GiB", std::nullopt},
+      {"0.1B", std::nullopt},  // rounds to zero
+      {"-1GiB", std::nullopt},
+      {"1e9", std::nullopt},
+      {"1.2.3GB", std::nullopt},
+      {"12 ", std::nullopt},
+      {"12  GB", std::nullopt},
+      {"9223372036854775808", uint64_t(1) << 63},
+      {"9223372036854775809", std::nullopt},
+      {"9999999TiB", std::nullopt},
+      {"123456789012345678901", std::nullopt},  // more digits than are kept
+  };
+  for (const Case& c : cases) EXPECT_EQ(parse_byte_size(c.text), c.want) << "'" << c.text << "'";
+}
+
+}  // namespace
+}  // namespace accel
