@@ -15,7 +15,10 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <vector>
 
 #include <immintrin.h>
@@ -124,11 +127,23 @@ float exp2_scalar(float x) {
 }
 
 // One record's values in tile lane order; the values are kv_dequantize_head's, bit for bit.
-void dequant_int4(const uint8_t* rec, int D, float* t) {
+// With AVX-512 a group's 16 possible values (k - z) * s are computed once, by the same two
+// operations, and the codes index them (vpermps reads the low 4 bits of each byte, so the low
+// nibble needs no mask).
+template <int D>
+inline void dequant_int4(const uint8_t* rec, float* t) {
   const uint8_t* sc = rec + D / 2;
   const uint8_t* zc = sc + 2 * (D / kKVQuantGroup);
   for (int g = 0; g < D / kKVQuantGroup; ++g) {
     const vf s = set1(half_to_float(sc + 2 * g)), z = set1(half_to_float(zc + 2 * g));
+#if defined(__AVX512F__)
+    const vf lut =
+        mul(sub(_mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), z), s);
+    const __m512i b = _mm512_cvtepu8_epi32(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(rec + g * (kKVQuantGroup / 2))));
+    store(t + g * kKVQuantGroup, _mm512_permutexvar_ps(b, lut));
+    store(t + g * kKVQuantGroup + W, _mm512_permutexvar_ps(_mm512_srli_epi32(b, 4), lut));
+#else
     for (int h = 0; h < kKVQuantGroup / (2 * W); ++h) {
       vf lo, hi;
       nibbles(rec + g * (kKVQuantGroup / 2) + h * W, lo, hi);
@@ -136,10 +151,12 @@ void dequant_int4(const uint8_t* rec, int D, float* t) {
       store(dst, mul(sub(lo, z), s));
       store(dst + W, mul(sub(hi, z), s));
     }
+#endif
   }
 }
 
-void dequant_q8(const uint8_t* rec, int D, float* t) {
+template <int D>
+inline void dequant_q8(const uint8_t* rec, float* t) {
   for (int g = 0; g < D / kKVQuantGroup; ++g) {
     const uint8_t* blk = rec + g * sizeof(BlockQ8_0);
     const vf d = set1(half_to_float(blk));
@@ -147,6 +164,31 @@ void dequant_q8(const uint8_t* rec, int D, float* t) {
     for (int h = 0; h < kKVQuantGroup / W; ++h)
       store(t + g * kKVQuantGroup + h * W, mul(from_i8(qs + h * W), d));
   }
+}
+
+template <KVQuant F, int D>
+inline void dequant_record(const uint8_t* rec, float* t) {
+  if constexpr (F == KVQuant::Int4)
+    dequant_int4<D>(rec, t);
+  else
+    dequant_q8<D>(rec, t);
+}
+
+// Bit t set when key j0 + t (t < nb <= 32) is visible at query position qp.
+inline uint32_t visible_bits(const int32_t* pos, int nb, int32_t qp) {
+#if defined(__AVX512F__)
+  uint32_t bits = 0;
+  for (int r = 0; r * 16 < nb; ++r) {
+    const __mmask16 m = __mmask16((1u << std::min(16, nb - r * 16)) - 1u);
+    const __m512i p = _mm512_maskz_loadu_epi32(m, pos + r * 16);
+    bits |= uint32_t(_mm512_mask_cmple_epi32_mask(m, p, _mm512_set1_epi32(qp))) << (r * 16);
+  }
+  return bits;
+#else
+  uint32_t bits = 0;
+  for (int t = 0; t < nb; ++t) bits |= uint32_t(pos[t] <= qp) << t;
+  return bits;
+#endif
 }
 
 // The same values in element order (for the dequantize-then-attend path): the lane-order vectors
@@ -178,6 +220,16 @@ void dequant_int4_natural(const uint8_t* rec, int D, float* x) {
   }
 }
 
+void dequant_q8_natural(const uint8_t* rec, int D, float* x) {
+  for (int g = 0; g < D / kKVQuantGroup; ++g) {
+    const uint8_t* blk = rec + g * sizeof(BlockQ8_0);
+    const vf d = set1(half_to_float(blk));
+    const int8_t* qs = reinterpret_cast<const int8_t*>(blk + 2);
+    for (int h = 0; h < kKVQuantGroup / W; ++h)
+      store(x + g * kKVQuantGroup + h * W, mul(from_i8(qs + h * W), d));
+  }
+}
+
 struct Problem {
   const float* q;
   size_t ldq;
@@ -189,59 +241,134 @@ struct Problem {
   float* out;
   size_t ldo;
   int D, G, Hkv;
-  size_t rec;  // record bytes
+  size_t rec;     // value record bytes
+  size_t kblock;  // key block bytes (kKBlockTokens records)
   size_t chunk, n_chunks;
   float c;  // scale * log2(e)
-  void (*dequant)(const uint8_t*, int, float*);
 };
 
 // Per-slot scratch: the K and V tiles, the group's queries in lane order, the block's p.
+// Zeroed floats on a 64-byte boundary: every tile row, query and partial output starts a cache
+// line, so no vector load or store splits one (with std::vector's 16-byte alignment every zmm
+// access to a tile split two lines).
+class AlignedFloats {
+ public:
+  void assign(size_t n) {
+    const size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
+    p_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
+    if (!p_) throw std::bad_alloc();
+    std::memset(p_.get(), 0, bytes);
+    n_ = n;
+  }
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  float* data() { return p_.get(); }
+  float& operator[](size_t i) { return p_.get()[i]; }
+
+ private:
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float, Free> p_;
+  size_t n_ = 0;
+};
+
 struct Scratch {
-  std::vector<float> kt, vt, q, p, alpha;
+  AlignedFloats vt, p, alpha;
   void fit(const Problem& pr) {
-    kt.assign(size_t(kBlk) * size_t(pr.D), 0.f);
-    vt.assign(size_t(kBlk) * size_t(pr.D), 0.f);
-    q.resize(size_t(pr.G) * size_t(pr.D));
-    p.resize(size_t(pr.G) * kBlk);
-    alpha.resize(size_t(pr.G));
+    vt.assign(size_t(kBlk) * size_t(pr.D));
+    p.assign(size_t(pr.G) * kBlk);
+    alpha.assign(size_t(pr.G));
   }
 };
 
-// A chunk's partial result per query head of the group: [m, l, o[D]] (o in lane order).
+// A chunk's partial result per query head of the group: m at [0], l at [1], o[D] (lane order)
+// from [kPartO] so that it starts a cache line.
+constexpr size_t kPartO = 16;
 size_t part_stride(const Problem& pr) {
-  return size_t(pr.D) + 2;
+  return size_t(pr.D) + kPartO;
 }
 
-template <int NV>
-void block_scores(const float* q, const float* kt, vf* sc) {
-  constexpr int D = NV * W;
-  vf qv[NV];
-  for (int v = 0; v < NV; ++v) qv[v] = load(q + v * W);
-  for (int r = 0; r < kBV; ++r) {
-    vf acc[W];
-    for (int k = 0; k < W; ++k) {
-      const float* row = kt + size_t(r * W + k) * D;
-      vf a = zero();
-      for (int v = 0; v < NV; ++v) a = fma(qv[v], load(row + v * W), a);
-      acc[k] = a;
-    }
-    sc[r] = transpose_sum(acc);
+// Element e of the block's 32 keys, dequantized: kBV vectors of W keys in key order. s and z
+// (q8_0: s only) are the group's per-key scales and zeros.
+template <KVQuant F>
+inline void kblock_row(const uint8_t* codes, int e, const vf* s, const vf* z, vf* x) {
+  if constexpr (F == KVQuant::Int4) {
+#if defined(__AVX512F__)
+    const __m512i b =
+        _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + e * 16)));
+    x[0] = mul(sub(_mm512_cvtepi32_ps(_mm512_and_si512(b, _mm512_set1_epi32(15))), z[0]), s[0]);
+    x[1] = mul(sub(_mm512_cvtepi32_ps(_mm512_srli_epi32(b, 4)), z[1]), s[1]);
+#else
+    vf lo0, hi0, lo1, hi1;  // bytes 0-7: keys 0-7 and 16-23; bytes 8-15: keys 8-15 and 24-31
+    nibbles(codes + e * 16, lo0, hi0);
+    nibbles(codes + e * 16 + 8, lo1, hi1);
+    x[0] = mul(sub(lo0, z[0]), s[0]);
+    x[1] = mul(sub(lo1, z[1]), s[1]);
+    x[2] = mul(sub(hi0, z[2]), s[2]);
+    x[3] = mul(sub(hi1, z[3]), s[3]);
+#endif
+  } else {
+    const int8_t* row = reinterpret_cast<const int8_t*>(codes + e * 32);
+    for (int r = 0; r < kBV; ++r) x[r] = mul(from_i8(row + r * W), s[r]);
   }
 }
 
-template <int NV>
-void block_pv(float* o, float alpha, const float* p, uint32_t bits, const float* vt) {
+// Scores of HN heads (queries q[h * ldq], natural element order) against a key block:
+// acc = fma(q[e], k̂[e], acc) for e = 0..D-1 from 0, lanes over keys (no horizontal sums).
+template <KVQuant F, int D, int HN>
+void block_scores(const float* q, size_t ldq, const uint8_t* block, vf (*sc)[kBV]) {
+  const uint8_t* codes = block;
+  const uint8_t* params = block + (F == KVQuant::Int4 ? D * 16 : D * 32);
+  constexpr size_t kParamBytes = size_t(D / kKVQuantGroup) * kKBlockTokens * 2;
+  vf acc[HN][kBV];
+  for (auto& a : acc)
+    for (auto& x : a) x = zero();
+  for (int g = 0; g < D / kKVQuantGroup; ++g) {
+    vf s[kBV], z[kBV];
+    const auto* sh = reinterpret_cast<const uint16_t*>(params + size_t(g) * kKBlockTokens * 2);
+    const auto* zh =
+        reinterpret_cast<const uint16_t*>(params + kParamBytes + size_t(g) * kKBlockTokens * 2);
+    for (int r = 0; r < kBV; ++r) {
+      s[r] = from_f16(sh + r * W);
+      if constexpr (F == KVQuant::Int4) z[r] = from_f16(zh + r * W);
+    }
+    for (int e = g * kKVQuantGroup; e < (g + 1) * kKVQuantGroup; ++e) {
+      vf x[kBV];
+      kblock_row<F>(codes, e, s, z, x);
+      for (int h = 0; h < HN; ++h) {
+        const vf qe = bcast(q + size_t(h) * ldq + size_t(e));
+        for (int r = 0; r < kBV; ++r) acc[h][r] = fma(qe, x[r], acc[h][r]);
+      }
+    }
+  }
+  for (int h = 0; h < HN; ++h)
+    for (int r = 0; r < kBV; ++r) sc[h][r] = acc[h][r];
+}
+
+// o_h = o_h * alpha_h, then o_h = fma(p_h[t], v̂_t, o_h) over visible t in key order, for HN
+// heads sharing each V row load.
+template <int NV, int HN>
+void block_pv(float* const* o, const float* alpha, const float* const* p, uint32_t bits,
+              const float* vt) {
   constexpr int D = NV * W;
-  vf ov[NV];
-  const vf a = set1(alpha);  // o * 1 is exact
-  for (int v = 0; v < NV; ++v) ov[v] = mul(load(o + v * W), a);
+  vf ov[HN][NV];
+  for (int h = 0; h < HN; ++h) {
+    const vf a = set1(alpha[h]);  // o * 1 is exact
+    for (int v = 0; v < NV; ++v) ov[h][v] = mul(load(o[h] + v * W), a);
+  }
   for (int t = 0; t < kBlk; ++t) {
     if (!(bits >> t & 1u)) continue;
-    const vf pj = set1(p[t]);
     const float* row = vt + size_t(t) * D;
-    for (int v = 0; v < NV; ++v) ov[v] = fma(pj, load(row + v * W), ov[v]);
+    vf pj[HN];
+    for (int h = 0; h < HN; ++h) pj[h] = set1(p[h][t]);
+    for (int v = 0; v < NV; ++v) {
+      const vf x = load(row + v * W);
+      for (int h = 0; h < HN; ++h) ov[h][v] = fma(pj[h], x, ov[h][v]);
+    }
   }
-  for (int v = 0; v < NV; ++v) store(o + v * W, ov[v]);
+  for (int h = 0; h < HN; ++h)
+    for (int v = 0; v < NV; ++v) store(o[h] + v * W, ov[h][v]);
 }
 
 // The online-softmax update of one head over one block; returns alpha and writes p.
@@ -265,8 +392,40 @@ float block_softmax(const vf* sc, float c, uint32_t bits, float* m, float* l, fl
   return alpha;
 }
 
-template <int NV>
+#if defined(__AVX512F__)
+constexpr int kHeadsPerPass = 8;  // 8 heads x 2 key vectors = 16 accumulators
+#else
+constexpr int kHeadsPerPass = 2;  // 2 heads x 4 key vectors of the 16 ymm registers
+#endif
+
+template <KVQuant F, int D>
+void scores_dispatch(int hn, const float* q, size_t ldq, const uint8_t* block, vf (*s)[kBV]) {
+  switch (hn) {
+    case 1:
+      return block_scores<F, D, 1>(q, ldq, block, s);
+    case 2:
+      return block_scores<F, D, 2>(q, ldq, block, s);
+#if defined(__AVX512F__)
+    case 3:
+      return block_scores<F, D, 3>(q, ldq, block, s);
+    case 4:
+      return block_scores<F, D, 4>(q, ldq, block, s);
+    case 5:
+      return block_scores<F, D, 5>(q, ldq, block, s);
+    case 6:
+      return block_scores<F, D, 6>(q, ldq, block, s);
+    case 7:
+      return block_scores<F, D, 7>(q, ldq, block, s);
+    case 8:
+      return block_scores<F, D, 8>(q, ldq, block, s);
+#endif
+  }
+  assert(false && "heads per pass out of range");
+}
+
+template <KVQuant F, int NV>
 void run_chunk_nv(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, float* part) {
+  constexpr int D = NV * W;
   const size_t stride = part_stride(pr);
   for (int h = 0; h < pr.G; ++h) {
     float* P = part + size_t(h) * stride;
@@ -274,66 +433,75 @@ void run_chunk_nv(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, fl
     std::fill(P + 1, P + stride, 0.f);
   }
   const int32_t qp = pr.q_pos[i];
-  const uint8_t* kbase = pr.kv.k + size_t(g) * pr.kv.head_stride;
-  const uint8_t* vbase = pr.kv.v + size_t(g) * pr.kv.head_stride;
+  const uint8_t* kbase = pr.kv.k + size_t(g) * pr.kv.k_head_stride;
+  const uint8_t* vbase = pr.kv.v + size_t(g) * pr.kv.v_head_stride;
   const size_t j_end = std::min(pr.n_kv, (ch + 1) * pr.chunk);
   for (size_t j0 = ch * pr.chunk; j0 < j_end; j0 += kBlk) {
     const int nb = int(std::min<size_t>(kBlk, j_end - j0));
-    uint32_t bits = 0;
-    for (int t = 0; t < nb; ++t) bits |= uint32_t(pr.kv_pos[j0 + size_t(t)] <= qp) << t;
+    const uint32_t bits = visible_bits(pr.kv_pos + j0, nb, qp);
     if (!bits) continue;
-    for (int t = 0; t < nb; ++t)
-      if (bits >> t & 1u)
-        pr.dequant(kbase + (j0 + size_t(t)) * pr.rec, pr.D, &sc.kt[size_t(t) * size_t(pr.D)]);
+    const uint8_t* block = kbase + j0 / kKBlockTokens * pr.kblock;
+    const float* qrow = pr.q + i * pr.ldq + size_t(g * pr.G) * D;
     float* alpha = sc.alpha.data();
-    for (int h = 0; h < pr.G; ++h) {
-      vf s[kBV];
-      block_scores<NV>(&sc.q[size_t(h) * size_t(pr.D)], sc.kt.data(), s);
-      float* P = part + size_t(h) * stride;
-      alpha[h] = block_softmax(s, pr.c, bits, &P[0], &P[1], &sc.p[size_t(h) * kBlk]);
+    for (int h0 = 0; h0 < pr.G; h0 += kHeadsPerPass) {
+      const int hn = std::min(kHeadsPerPass, pr.G - h0);
+      vf s[kHeadsPerPass][kBV];
+      scores_dispatch<F, D>(hn, qrow + size_t(h0) * D, D, block, s);
+      for (int h = h0; h < h0 + hn; ++h) {
+        float* P = part + size_t(h) * stride;
+        alpha[h] = block_softmax(s[h - h0], pr.c, bits, &P[0], &P[1], &sc.p[size_t(h) * kBlk]);
+      }
     }
     for (int t = 0; t < nb; ++t)
       if (bits >> t & 1u)
-        pr.dequant(vbase + (j0 + size_t(t)) * pr.rec, pr.D, &sc.vt[size_t(t) * size_t(pr.D)]);
-    for (int h = 0; h < pr.G; ++h)
-      block_pv<NV>(part + size_t(h) * stride + 2, alpha[h], &sc.p[size_t(h) * kBlk], bits,
-                   sc.vt.data());
+        dequant_record<F, D>(vbase + (j0 + size_t(t)) * pr.rec, &sc.vt[size_t(t) * D]);
+    // Heads in pairs while their accumulators fit the registers (2 x NV <= 16).
+    int h = 0;
+    float* o[2];
+    const float* pp[2];
+    for (; NV <= 8 && h + 2 <= pr.G; h += 2) {
+      for (int u = 0; u < 2; ++u) {
+        o[u] = part + size_t(h + u) * stride + kPartO;
+        pp[u] = &sc.p[size_t(h + u) * kBlk];
+      }
+      block_pv<NV, 2>(o, alpha + h, pp, bits, sc.vt.data());
+    }
+    for (; h < pr.G; ++h) {
+      o[0] = part + size_t(h) * stride + kPartO;
+      pp[0] = &sc.p[size_t(h) * kBlk];
+      block_pv<NV, 1>(o, alpha + h, pp, bits, sc.vt.data());
+    }
   }
+}
+
+template <KVQuant F>
+void run_chunk_f(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, float* part) {
+  switch (pr.D) {  // head_dim is a multiple of 32 up to 256
+    case 32:
+      return run_chunk_nv<F, 32 / W>(pr, i, g, ch, sc, part);
+    case 64:
+      return run_chunk_nv<F, 64 / W>(pr, i, g, ch, sc, part);
+    case 96:
+      return run_chunk_nv<F, 96 / W>(pr, i, g, ch, sc, part);
+    case 128:
+      return run_chunk_nv<F, 128 / W>(pr, i, g, ch, sc, part);
+    case 160:
+      return run_chunk_nv<F, 160 / W>(pr, i, g, ch, sc, part);
+    case 192:
+      return run_chunk_nv<F, 192 / W>(pr, i, g, ch, sc, part);
+    case 224:
+      return run_chunk_nv<F, 224 / W>(pr, i, g, ch, sc, part);
+    case 256:
+      return run_chunk_nv<F, 256 / W>(pr, i, g, ch, sc, part);
+  }
+  assert(false && "head_dim not instantiated");
 }
 
 void run_chunk(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, float* part) {
-  switch (pr.D / W) {
-    case 2:
-      return run_chunk_nv<2>(pr, i, g, ch, sc, part);
-    case 4:
-      return run_chunk_nv<4>(pr, i, g, ch, sc, part);
-    case 6:
-      return run_chunk_nv<6>(pr, i, g, ch, sc, part);
-    case 8:
-      return run_chunk_nv<8>(pr, i, g, ch, sc, part);
-    case 12:
-      return run_chunk_nv<12>(pr, i, g, ch, sc, part);
-    case 16:
-      return run_chunk_nv<16>(pr, i, g, ch, sc, part);
-    case 20:
-      return run_chunk_nv<20>(pr, i, g, ch, sc, part);
-    case 24:
-      return run_chunk_nv<24>(pr, i, g, ch, sc, part);
-    case 28:
-      return run_chunk_nv<28>(pr, i, g, ch, sc, part);
-    case 32:
-      return run_chunk_nv<32>(pr, i, g, ch, sc, part);
-  }
-  assert(false && "head_dim / W not instantiated");
-}
-
-// The group's queries of row i in tile lane order.
-void load_queries(const Problem& pr, size_t i, int g, Scratch& sc) {
-  for (int h = 0; h < pr.G; ++h) {
-    const float* src = pr.q + i * pr.ldq + size_t(g * pr.G + h) * size_t(pr.D);
-    float* dst = &sc.q[size_t(h) * size_t(pr.D)];
-    for (int k = 0; k < pr.D; ++k) dst[k] = src[lane_element(pr.kv.format, k)];
-  }
+  if (pr.kv.format == KVQuant::Int4)
+    run_chunk_f<KVQuant::Int4>(pr, i, g, ch, sc, part);
+  else
+    run_chunk_f<KVQuant::Q8_0>(pr, i, g, ch, sc, part);
 }
 
 // Merges the chunks of query row i, head g*G + h, in chunk order; `parts` points at chunk 0's
@@ -357,7 +525,7 @@ void merge(const Problem& pr, size_t i, int head, const float* parts, size_t chu
     const float w = exp2_scalar(P[0] - M);
     l = l + P[1] * w;
     const vf wv = set1(w);
-    for (int d = 0; d < pr.D; d += W) store(o + d, fma(load(P + 2 + d), wv, load(o + d)));
+    for (int d = 0; d < pr.D; d += W) store(o + d, fma(load(P + kPartO + d), wv, load(o + d)));
   }
   const vf lv = set1(l);
   for (int d = 0; d < pr.D; d += W) store(o + d, div(load(o + d), lv));
@@ -390,25 +558,24 @@ void attention_quant(const AttentionShape& s, const float* q, size_t ldq, const 
              s.n_heads / s.n_kv_heads,
              s.n_kv_heads,
              kv_quant_record_bytes(kv.format, s.head_dim),
+             kv_quant_kblock_bytes(kv.format, s.head_dim),
              chunk,
              std::max<size_t>(1, (n_kv + chunk - 1) / chunk),
-             s.scale * kLog2e,
-             kv.format == KVQuant::Int4 ? &dequant_int4 : &dequant_q8};
+             s.scale * kLog2e};
   const size_t stride = part_stride(pr), G = size_t(pr.G);
   const size_t rows = n_q * size_t(pr.Hkv);
   std::vector<Scratch> scratch(static_cast<size_t>(parallel_slots()));
   const double work = quant_attention_work(s, n_q, n_kv);
   if (rows >= size_t(2 * num_threads()) || pr.n_chunks == 1) {
     // Enough (row, kv head) items: each runs its chunks in order and merges them itself.
-    std::vector<std::vector<float>> parts(scratch.size());
+    std::vector<AlignedFloats> parts(scratch.size());
     parallel_for(rows, work, [&](size_t it, int slot) {
       Scratch& sc = scratch[size_t(slot)];
-      if (sc.kt.empty()) sc.fit(pr);
-      std::vector<float>& part = parts[size_t(slot)];
-      part.resize(pr.n_chunks * G * stride);
+      if (sc.vt.empty()) sc.fit(pr);
+      AlignedFloats& part = parts[size_t(slot)];
+      if (part.size() < pr.n_chunks * G * stride) part.assign(pr.n_chunks * G * stride);
       const size_t i = it / size_t(pr.Hkv);
       const int g = int(it % size_t(pr.Hkv));
-      load_queries(pr, i, g, sc);
       for (size_t ch = 0; ch < pr.n_chunks; ++ch)
         run_chunk(pr, i, g, ch, sc, &part[ch * G * stride]);
       for (size_t h = 0; h < G; ++h) merge(pr, i, g * pr.G + int(h), &part[h * stride], G * stride);
@@ -416,14 +583,14 @@ void attention_quant(const AttentionShape& s, const float* q, size_t ldq, const 
     return;
   }
   // Split-K: one item per (row, kv head, chunk), then the merge as a separate pass.
-  std::vector<float> part(rows * pr.n_chunks * G * stride);
+  AlignedFloats part;
+  part.assign(rows * pr.n_chunks * G * stride);
   parallel_for(rows * pr.n_chunks, work, [&](size_t it, int slot) {
     Scratch& sc = scratch[size_t(slot)];
-    if (sc.kt.empty()) sc.fit(pr);
+    if (sc.vt.empty()) sc.fit(pr);
     const size_t row = it / pr.n_chunks, ch = it % pr.n_chunks;
     const size_t i = row / size_t(pr.Hkv);
     const int g = int(row % size_t(pr.Hkv));
-    load_queries(pr, i, g, sc);
     run_chunk(pr, i, g, ch, sc, &part[(row * pr.n_chunks + ch) * G * stride]);
   });
   parallel_for(
@@ -436,20 +603,33 @@ void attention_quant(const AttentionShape& s, const float* q, size_t ldq, const 
       });
 }
 
+void dequantize_record_rows(KVQuant f, int n_kv_heads, int head_dim, const uint8_t* records,
+                            size_t head_stride, size_t j0, size_t n, float* out, size_t ld) {
+  assert(head_dim % kKVQuantGroup == 0);
+  const size_t rec = kv_quant_record_bytes(f, head_dim);
+  const auto dq = f == KVQuant::Int4 ? &dequant_int4_natural : &dequant_q8_natural;
+  parallel_ranges(n, double(n) * n_kv_heads * head_dim * 2.0, [&](size_t b, size_t e, int) {
+    for (size_t j = b; j < e; ++j)
+      for (int g = 0; g < n_kv_heads; ++g)
+        dq(records + size_t(g) * head_stride + (j0 + j) * rec, head_dim,
+           out + j * ld + size_t(g) * size_t(head_dim));
+  });
+}
+
 void dequantize_kv_rows(const QuantKV& kv, int n_kv_heads, int head_dim, size_t j0, size_t n,
                         float* k_out, float* v_out, size_t ld) {
-  assert(head_dim % kKVQuantGroup == 0);
-  const size_t rec = kv_quant_record_bytes(kv.format, head_dim);
-  const auto dq = kv.format == KVQuant::Int4 ? &dequant_int4_natural : &dequant_q8;
-  const double work = double(n) * n_kv_heads * head_dim * 4.0;
-  parallel_ranges(n, work, [&](size_t b, size_t e, int) {
+  dequantize_record_rows(kv.format, n_kv_heads, head_dim, kv.v, kv.v_head_stride, j0, n, v_out, ld);
+  const size_t kbb = kv_quant_kblock_bytes(kv.format, head_dim);
+  parallel_ranges(n, double(n) * n_kv_heads * head_dim * 8.0, [&](size_t b, size_t e, int) {
+    std::vector<uint8_t> rec(kv_quant_record_bytes(kv.format, head_dim));
     for (size_t j = b; j < e; ++j)
       for (int g = 0; g < n_kv_heads; ++g) {
-        const size_t off = size_t(g) * kv.head_stride + (j0 + j) * rec;
-        float* ko = k_out + j * ld + size_t(g) * size_t(head_dim);
-        float* vo = v_out + j * ld + size_t(g) * size_t(head_dim);
-        dq(kv.k + off, head_dim, ko);
-        dq(kv.v + off, head_dim, vo);
+        const size_t t = j0 + j;
+        kblock_get(kv.format, head_dim,
+                   kv.k + size_t(g) * kv.k_head_stride + t / kKBlockTokens * kbb,
+                   int(t % kKBlockTokens), rec.data());
+        kv_dequantize_head(kv.format, rec.data(), head_dim,
+                           k_out + j * ld + size_t(g) * size_t(head_dim));
       }
   });
 }

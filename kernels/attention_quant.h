@@ -5,9 +5,10 @@
 // Numerics, fixed for a given (query row, head) and independent of the batch, the thread count
 // and how the chunks are shared among threads:
 //   keys are split into chunks of `chunk` entries aligned to index 0 (512 by default, the seed's
-//   SPLIT_K size); a chunk is visited in blocks of 32 keys; a block's K and V records are
-//   dequantized (kv_dequantize_head's exact values) into an L1 tile, in a lane order fixed by the
-//   SIMD width; score_j = (sum over the tile of q * k̂_j, a fixed lane tree) * scale * log2(e);
+//   SPLIT_K size); a chunk is visited in blocks of 32 keys (one key block, kv_quant.h); keys and
+//   values are dequantized to kv_dequantize_head's exact values inside the kernel;
+//   score_j = (acc = fma(q[e], k̂_j[e], acc) for e = 0..D-1 from 0) * scale * log2(e), SIMD lanes
+//   running over keys; values go through an L1 tile in a lane order fixed by the SIMD width;
 //   per block the online softmax of attention.cpp (exp2 domain, masked keys skipped); each chunk
 //   ends with (m_c, l_c, o_c); the merge, in chunk order, takes M = max m_c over non-empty
 //   chunks, l = sum l_c * 2^(m_c - M), o = sum o_c * 2^(m_c - M), out = o / l.
@@ -24,13 +25,15 @@ namespace accel {
 
 constexpr size_t kSplitKChunk = 512;
 
-// Quantized K and V, head-major: the record of kv head g for entry j is at
-// k + g * head_stride + j * kv_quant_record_bytes(format, head_dim) (same for v).
+// Quantized K and V, head-major. Keys are key blocks (kv_quant.h): block b of kv head g at
+// k + g * k_head_stride + b * kv_quant_kblock_bytes(format, head_dim). Values are records: entry j
+// of kv head g at v + g * v_head_stride + j * kv_quant_record_bytes(format, head_dim).
 struct QuantKV {
   KVQuant format = KVQuant::Int4;
   const uint8_t* k = nullptr;
   const uint8_t* v = nullptr;
-  size_t head_stride = 0;  // bytes
+  size_t k_head_stride = 0;  // bytes
+  size_t v_head_stride = 0;
 };
 
 // q: [n_q][n_heads * head_dim] row stride ldq; out likewise with ldo. head_dim must be a multiple
@@ -43,5 +46,9 @@ void attention_quant(const AttentionShape& s, const float* q, size_t ldq, const 
 // k_out/v_out [n][n_kv_heads * head_dim] with row stride ld (elements), in parallel.
 void dequantize_kv_rows(const QuantKV& kv, int n_kv_heads, int head_dim, size_t j0, size_t n,
                         float* k_out, float* v_out, size_t ld);
+// The same for plain head-major records (entry j of head g at records + g * head_stride +
+// j * record bytes): the per-token layout a dequantize-then-attend design would store.
+void dequantize_record_rows(KVQuant f, int n_kv_heads, int head_dim, const uint8_t* records,
+                            size_t head_stride, size_t j0, size_t n, float* out, size_t ld);
 
 }  // namespace accel

@@ -104,4 +104,72 @@ void kv_dequantize_head(KVQuant f, const uint8_t* record, int head_dim, float* x
   }
 }
 
+size_t kv_quant_kblock_bytes(KVQuant f, int head_dim) {
+  return size_t(kKBlockTokens) * kv_quant_record_bytes(f, head_dim);
+}
+
+size_t kv_quant_khead_bytes(KVQuant f, int head_dim, size_t capacity) {
+  const size_t blocks = (capacity + kKBlockTokens - 1) / kKBlockTokens;
+  return blocks * kv_quant_kblock_bytes(f, head_dim);
+}
+
+namespace {
+
+// Byte offset of group g's scale (or zero: `which` 1) of token t inside a key block.
+size_t kblock_param_offset(KVQuant f, int D, int g, int t, int which) {
+  const size_t codes = f == KVQuant::Int4 ? size_t(D) * 16 : size_t(D) * 32;
+  const size_t per_kind = size_t(D / kKVQuantGroup) * kKBlockTokens * 2;
+  return codes + size_t(which) * per_kind + (size_t(g) * kKBlockTokens + size_t(t)) * 2;
+}
+
+}  // namespace
+
+void kblock_put(KVQuant f, int D, const uint8_t* record, uint8_t* block, int t) {
+  assert(t >= 0 && t < kKBlockTokens);
+  const int groups = D / kKVQuantGroup;
+  if (f == KVQuant::Q8_0) {
+    for (int g = 0; g < groups; ++g) {
+      const uint8_t* blk = record + g * sizeof(BlockQ8_0);
+      std::memcpy(block + kblock_param_offset(f, D, g, t, 0), blk, 2);
+      for (int i = 0; i < kKVQuantGroup; ++i)
+        block[size_t(g * kKVQuantGroup + i) * 32 + size_t(t)] = blk[2 + i];
+    }
+    return;
+  }
+  const int b = t % 16, shift = t < 16 ? 0 : 4;
+  for (int e = 0; e < D; ++e) {
+    const int code = (record[e / 2] >> (e % 2 ? 4 : 0)) & 15;
+    uint8_t& byte = block[size_t(e) * 16 + size_t(b)];
+    byte = uint8_t((byte & ~(15 << shift)) | (code << shift));
+  }
+  for (int g = 0; g < groups; ++g) {
+    std::memcpy(block + kblock_param_offset(f, D, g, t, 0), record + D / 2 + 2 * g, 2);
+    std::memcpy(block + kblock_param_offset(f, D, g, t, 1), record + D / 2 + 2 * groups + 2 * g, 2);
+  }
+}
+
+void kblock_get(KVQuant f, int D, const uint8_t* block, int t, uint8_t* record) {
+  assert(t >= 0 && t < kKBlockTokens);
+  const int groups = D / kKVQuantGroup;
+  if (f == KVQuant::Q8_0) {
+    for (int g = 0; g < groups; ++g) {
+      uint8_t* blk = record + g * sizeof(BlockQ8_0);
+      std::memcpy(blk, block + kblock_param_offset(f, D, g, t, 0), 2);
+      for (int i = 0; i < kKVQuantGroup; ++i)
+        blk[2 + i] = block[size_t(g * kKVQuantGroup + i) * 32 + size_t(t)];
+    }
+    return;
+  }
+  const int b = t % 16, shift = t < 16 ? 0 : 4;
+  for (int e = 0; e < D; e += 2) {
+    const int lo = (block[size_t(e) * 16 + size_t(b)] >> shift) & 15;
+    const int hi = (block[size_t(e + 1) * 16 + size_t(b)] >> shift) & 15;
+    record[e / 2] = uint8_t(lo | hi << 4);
+  }
+  for (int g = 0; g < groups; ++g) {
+    std::memcpy(record + D / 2 + 2 * g, block + kblock_param_offset(f, D, g, t, 0), 2);
+    std::memcpy(record + D / 2 + 2 * groups + 2 * g, block + kblock_param_offset(f, D, g, t, 1), 2);
+  }
+}
+
 }  // namespace accel

@@ -38,4 +38,19 @@ inline float int4_dequant(int q, float s, float z) {
 void kv_quantize_head(KVQuant f, const float* x, int head_dim, uint8_t* record);
 void kv_dequantize_head(KVQuant f, const uint8_t* record, int head_dim, float* x);
 
+// Key blocks: the records of kKBlockTokens consecutive tokens of one head, rearranged (same
+// bytes, same values) so that one row holds element e of every token of the block, which lets the
+// attention kernel run SIMD lanes over keys with no transposes. Layout of a block:
+//   int4: D rows of 16 bytes (byte b of row e = code of token b | code of token b + 16 << 4),
+//         then the scales [D/32 groups][32 tokens] fp16, then the zeros likewise;
+//   q8_0: D rows of 32 int8 (token t at byte t), then the scales [D/32 groups][32 tokens] fp16.
+// A block takes exactly kKBlockTokens records' bytes.
+constexpr int kKBlockTokens = 32;
+size_t kv_quant_kblock_bytes(KVQuant f, int head_dim);
+// Bytes one head's keys take for `capacity` tokens (whole blocks).
+size_t kv_quant_khead_bytes(KVQuant f, int head_dim, size_t capacity);
+// Puts a token's record at slot t of a key block / takes it back out.
+void kblock_put(KVQuant f, int head_dim, const uint8_t* record, uint8_t* block, int t);
+void kblock_get(KVQuant f, int head_dim, const uint8_t* block, int t, uint8_t* record);
+
 }  // namespace accel

@@ -75,7 +75,8 @@ using F16Storage = DenseStorage<uint16_t, KVDType::F16, KVFormat::F16>;
 // are batched (SpecPrefill, PLD stay batch-invariant).
 enum class QuantPlacement { Seed, Uniform };
 
-// Records (kernels/kv_quant.h), head-major per layer: [kv head][capacity][record bytes].
+// Head-major per layer: keys as key blocks [kv head][capacity / 32][block], values as records
+// [kv head][capacity][record] (kernels/kv_quant.h).
 template <KVDType kType, KVQuant kFormat, QuantPlacement kPlacement>
 class QuantStorage final : public KVStorage {
  public:
@@ -91,8 +92,8 @@ class QuantStorage final : public KVStorage {
   KVDType dtype() const override { return kType; }
   size_t row_bytes() const override { return bytes_per_row(n_heads_, head_dim_); }
   void resize(size_t capacity) override {
-    for (auto* side : {&k_, &v_})
-      for (auto& x : *side) relayout(x, capacity);
+    for (auto& x : k_) relayout(x, khead(cap_), khead(capacity));
+    for (auto& x : v_) relayout(x, cap_ * rec_, capacity * rec_);
     cap_ = capacity;
   }
   void release() override {
@@ -128,35 +129,47 @@ class QuantStorage final : public KVStorage {
 
  private:
   QuantKV records(int layer) {
-    return QuantKV{kFormat, k_[size_t(layer)].data(), v_[size_t(layer)].data(), cap_ * rec_};
+    return QuantKV{kFormat, k_[size_t(layer)].data(), v_[size_t(layer)].data(), khead(cap_),
+                   cap_ * rec_};
   }
   // Quantizes the batch's rows into entries [row0, row0 + n).
   void store(const QuantKV& kv, const AttendBatch& b, size_t row0) {
     uint8_t* kd = const_cast<uint8_t*>(kv.k);
     uint8_t* vd = const_cast<uint8_t*>(kv.v);
     const double work = double(b.n) * n_heads_ * head_dim_ * 20.0;
-    parallel_ranges(b.n, work, [&](size_t t0, size_t t1, int) {
-      for (size_t t = t0; t < t1; ++t)
+    const size_t kbb = kv_quant_kblock_bytes(kFormat, head_dim_);
+    // Tokens of one key block go to one range, so no two threads write the same block's bytes.
+    const size_t first = row0 / kKBlockTokens, last = (row0 + b.n - 1) / kKBlockTokens;
+    parallel_ranges(last - first + 1, work, [&](size_t b0, size_t b1, int) {
+      std::vector<uint8_t> rec(rec_);
+      const size_t t0 = std::max(row0, (first + b0) * kKBlockTokens);
+      const size_t t1 = std::min(row0 + b.n, (first + b1) * kKBlockTokens);
+      for (size_t j = t0; j < t1; ++j)
         for (int g = 0; g < n_heads_; ++g) {
-          const size_t off = size_t(g) * kv.head_stride + (row0 + t) * rec_;
           const size_t col = size_t(g) * size_t(head_dim_);
-          kv_quantize_head(kFormat, b.k_new + t * b.ld_new + col, head_dim_, kd + off);
-          kv_quantize_head(kFormat, b.v_new + t * b.ld_new + col, head_dim_, vd + off);
+          const float* src = b.k_new + (j - row0) * b.ld_new + col;
+          kv_quantize_head(kFormat, src, head_dim_, rec.data());
+          kblock_put(kFormat, head_dim_, rec.data(),
+                     kd + size_t(g) * kv.k_head_stride + j / kKBlockTokens * kbb,
+                     int(j % kKBlockTokens));
+          kv_quantize_head(kFormat, b.v_new + (j - row0) * b.ld_new + col, head_dim_,
+                           vd + size_t(g) * kv.v_head_stride + j * rec_);
         }
     });
   }
-  // Head-major arrays move when the capacity changes: each head's rows start at head * capacity.
-  void relayout(std::vector<uint8_t>& x, size_t capacity) {
-    std::vector<uint8_t> y(size_t(n_heads_) * capacity * rec_);
-    const size_t keep = std::min(cap_, capacity) * rec_;
+  size_t khead(size_t capacity) const { return kv_quant_khead_bytes(kFormat, head_dim_, capacity); }
+  // Head-major arrays move when the capacity changes: each head's bytes start at head * stride.
+  void relayout(std::vector<uint8_t>& x, size_t old_stride, size_t new_stride) {
+    std::vector<uint8_t> y(size_t(n_heads_) * new_stride);
+    const size_t keep = std::min(old_stride, new_stride);
     if (!x.empty())
       for (int g = 0; g < n_heads_; ++g)
-        std::memcpy(&y[size_t(g) * capacity * rec_], &x[size_t(g) * cap_ * rec_], keep);
+        std::memcpy(&y[size_t(g) * new_stride], &x[size_t(g) * old_stride], keep);
     x.swap(y);
   }
   int n_heads_, head_dim_;
   size_t rec_, cap_ = 0;
-  std::vector<std::vector<uint8_t>> k_, v_;  // (layer) -> [kv head][capacity][record]
+  std::vector<std::vector<uint8_t>> k_, v_;  // (layer) -> head-major key blocks / records
   std::vector<float> kf_, vf_;               // seed placement: f32 context of a batch
 };
 

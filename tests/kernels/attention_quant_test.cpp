@@ -29,7 +29,8 @@ struct QuantCache {
   size_t n, rec;
   std::vector<uint8_t> k, v;
   std::vector<float> kf, vf;
-  accel::QuantKV view() const { return {f, k.data(), v.data(), n * rec}; }
+  size_t khead() const { return accel::kv_quant_khead_bytes(f, D, n); }
+  accel::QuantKV view() const { return {f, k.data(), v.data(), khead(), n * rec}; }
 };
 
 QuantCache make_cache(KVQuant f, int hkv, int D, size_t n, uint64_t seed, float kscale = 1.f) {
@@ -37,16 +38,20 @@ QuantCache make_cache(KVQuant f, int hkv, int D, size_t n, uint64_t seed, float 
   const size_t kv_dim = size_t(hkv) * size_t(D);
   auto kraw = accel::test::random_normal(n * kv_dim, seed, kscale);
   auto vraw = accel::test::random_normal(n * kv_dim, seed + 1);
-  c.k.resize(size_t(hkv) * n * c.rec);
-  c.v.resize(c.k.size());
+  c.k.resize(size_t(hkv) * c.khead());
+  c.v.resize(size_t(hkv) * n * c.rec);
+  std::vector<uint8_t> rec(c.rec);
   c.kf.resize(n * kv_dim);
   c.vf.resize(n * kv_dim);
   for (size_t j = 0; j < n; ++j)
     for (int g = 0; g < hkv; ++g) {
       const size_t off = size_t(g) * n * c.rec + j * c.rec, col = j * kv_dim + size_t(g) * D;
-      accel::kv_quantize_head(f, &kraw[col], D, &c.k[off]);
+      accel::kv_quantize_head(f, &kraw[col], D, rec.data());
+      accel::kv_dequantize_head(f, rec.data(), D, &c.kf[col]);
+      accel::kblock_put(f, D, rec.data(),
+                        &c.k[size_t(g) * c.khead() + j / 32 * accel::kv_quant_kblock_bytes(f, D)],
+                        int(j % 32));
       accel::kv_quantize_head(f, &vraw[col], D, &c.v[off]);
-      accel::kv_dequantize_head(f, &c.k[off], D, &c.kf[col]);
       accel::kv_dequantize_head(f, &c.v[off], D, &c.vf[col]);
     }
   return c;

@@ -175,3 +175,47 @@ TEST(KVQuantQ8_0, RecordIsGgmlBlocksAndDecodesToCodeTimesScale) {
 }
 
 }  // namespace
+
+namespace {
+
+// A key block holds its tokens' records bit for bit: put then get returns every record, in any
+// fill order, for both formats, and a block is exactly 32 records' bytes.
+TEST(KVQuantKeyBlock, PutThenGetReturnsEveryRecordBitForBit) {
+  for (KVQuant f : {KVQuant::Int4, KVQuant::Q8_0})
+    for (int D : {32, 64, 128, 256}) {
+      const size_t rec = accel::kv_quant_record_bytes(f, D);
+      ASSERT_EQ(accel::kv_quant_kblock_bytes(f, D), 32 * rec);
+      std::vector<std::vector<uint8_t>> recs(32, std::vector<uint8_t>(rec));
+      for (int t = 0; t < 32; ++t) {
+        const auto x = accel::test::random_normal(size_t(D), 900 + uint64_t(t * D), 1.5f);
+        accel::kv_quantize_head(f, x.data(), D, recs[size_t(t)].data());
+      }
+      std::vector<uint8_t> block(32 * rec, 0xA5);  // stale bytes must be overwritten
+      for (int i = 0; i < 32; ++i) {
+        const int t = (i * 7 + 3) % 32;  // a fill order that is not sequential
+        accel::kblock_put(f, D, recs[size_t(t)].data(), block.data(), t);
+      }
+      std::vector<uint8_t> back(rec);
+      for (int t = 0; t < 32; ++t) {
+        accel::kblock_get(f, D, block.data(), t, back.data());
+        ASSERT_EQ(back, recs[size_t(t)]) << "D " << D << " token " << t;
+      }
+    }
+}
+
+TEST(KVQuantKeyBlock, Int4RowHoldsOneElementOfEveryTokenLowNibblesFirst) {
+  // Records built code by code: token t's element e has code (e + t) % 16.
+  const int D = 32;
+  std::vector<uint8_t> block(accel::kv_quant_kblock_bytes(KVQuant::Int4, D), 0);
+  for (int t = 0; t < 32; ++t) {
+    std::vector<uint8_t> rec(accel::kv_quant_record_bytes(KVQuant::Int4, D), 0);
+    for (int e = 0; e < D; ++e) rec[size_t(e / 2)] |= uint8_t(((e + t) % 16) << (e % 2 ? 4 : 0));
+    accel::kblock_put(KVQuant::Int4, D, rec.data(), block.data(), t);
+  }
+  for (int e = 0; e < D; ++e)
+    for (int b = 0; b < 16; ++b)
+      ASSERT_EQ(block[size_t(e * 16 + b)], uint8_t(((e + b) % 16) | (((e + b + 16) % 16) << 4)))
+          << "row " << e << " byte " << b;
+}
+
+}  // namespace

@@ -1,0 +1,272 @@
+// The quantized-KV decode attention table (issue 11): one query row per head against a cache of
+// n_kv keys, for every cache representation, warm and with the same GQA handling (by index):
+//   f32            the engine's decode attention over an f32 cache
+//   f16            the same kernel over an f16 cache (widened in the kernel)
+//   dequant_int4   int4 records dequantized into an f32 scratch inside the timed region, then f32
+//   fused_int4     attention_quant on the int4 records (the fused kernel)
+//   fused_q8_0     attention_quant on q8_0 records
+//   seed_naive     the Open-TQ-Metal benchmark's baseline shape: dequantized data precomputed
+//                  outside the clock, GQA materialised by repeating K/V per query head, plain
+//                  matmul / softmax / matmul, one cold iteration (n_kv <= 32K: the repeat of a
+//                  128K seed-shape cache would take 8 GiB)
+//   stream_int4    a plain SIMD read of as many bytes as the int4 records hold (bandwidth floor)
+// Shapes: "seed" (64 query heads, 8 kv heads, D 128: Llama-3.1-70B) and "small" (12, 4, 64: the
+// small family). Names are kv_attention/<variant>/<shape>/<n_kv>, the form
+// `accelbench bench-table` reads. Measures only; correctness is in tests/kernels.
+#include <benchmark/benchmark.h>
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/attention.h"
+#include "kernels/attention_quant.h"
+#include "kernels/fp16.h"
+#include "kernels/kv_quant.h"
+#include "kernels/threading.h"
+#include "tests/support/test_support.h"
+
+namespace {
+
+struct ShapeDef {
+  const char* name;
+  int heads, kv_heads, D;
+};
+constexpr ShapeDef kShapes[] = {{"seed", 64, 8, 128}, {"small", 12, 4, 64}};
+
+// Every representation of one random cache; the quantized ones hold the same keys and values.
+struct Cache {
+  const ShapeDef* sh = nullptr;
+  size_t n = 0;
+  std::vector<float> q, k, v, out;
+  std::vector<uint16_t> k16, v16;
+  std::vector<uint8_t> k4, v4, k8, v8;  // head-major key blocks / value records (fused kernel)
+  std::vector<uint8_t> k4rec;           // int4 keys as plain records (dequantize-then-attend)
+  std::vector<int32_t> pos;
+  std::vector<float> kd, vd;  // dequantized int4, token-major (the seed baseline's input)
+  accel::AttentionShape shape() const {
+    return {sh->heads, sh->kv_heads, sh->D, float(1.0 / std::sqrt(double(sh->D)))};
+  }
+  size_t kv_dim() const { return size_t(sh->kv_heads) * size_t(sh->D); }
+  accel::QuantKV view(accel::KVQuant f) const {
+    const size_t rec = accel::kv_quant_record_bytes(f, sh->D);
+    const size_t kh = accel::kv_quant_khead_bytes(f, sh->D, n);
+    return f == accel::KVQuant::Int4 ? accel::QuantKV{f, k4.data(), v4.data(), kh, n * rec}
+                                     : accel::QuantKV{f, k8.data(), v8.data(), kh, n * rec};
+  }
+};
+
+// Key blocks for the fused kernel, value records, and (krec) the keys as plain records.
+void quantize_all(Cache& c, accel::KVQuant f, std::vector<uint8_t>& kq, std::vector<uint8_t>& vq,
+                  std::vector<uint8_t>* krec) {
+  const int D = c.sh->D;
+  const size_t rec = accel::kv_quant_record_bytes(f, D);
+  const size_t kh = accel::kv_quant_khead_bytes(f, D, c.n);
+  const size_t kbb = accel::kv_quant_kblock_bytes(f, D);
+  kq.assign(size_t(c.sh->kv_heads) * kh, 0);
+  vq.resize(size_t(c.sh->kv_heads) * c.n * rec);
+  if (krec) krec->resize(vq.size());
+  std::vector<uint8_t> r(rec);
+  for (size_t j = 0; j < c.n; ++j)
+    for (int g = 0; g < c.sh->kv_heads; ++g) {
+      const size_t off = size_t(g) * c.n * rec + j * rec, col = j * c.kv_dim() + size_t(g) * D;
+      accel::kv_quantize_head(f, &c.k[col], D, r.data());
+      accel::kblock_put(f, D, r.data(), &kq[size_t(g) * kh + j / 32 * kbb], int(j % 32));
+      if (krec) std::copy(r.begin(), r.end(), krec->begin() + std::ptrdiff_t(off));
+      accel::kv_quantize_head(f, &c.v[col], D, &vq[off]);
+    }
+}
+
+// One cache at a time: the 128K seed-shape cache alone holds 1 GiB of f32 rows.
+Cache& cache(int shape, size_t n) {
+  static std::unique_ptr<Cache> c;
+  if (c && c->sh == &kShapes[shape] && c->n == n) return *c;
+  c.reset();
+  c = std::make_unique<Cache>();
+  c->sh = &kShapes[shape];
+  c->n = n;
+  const size_t qd = size_t(c->sh->heads) * c->sh->D, kvd = c->kv_dim();
+  c->q = accel::test::random_normal(qd, 1);
+  c->k = accel::test::random_normal(n * kvd, 2);
+  c->v = accel::test::random_normal(n * kvd, 3);
+  c->out.assign(qd, 0.f);
+  c->k16.resize(n * kvd);
+  c->v16.resize(n * kvd);
+  for (size_t i = 0; i < n * kvd; ++i) {
+    c->k16[i] = accel::f32_to_fp16(c->k[i]);
+    c->v16[i] = accel::f32_to_fp16(c->v[i]);
+  }
+  quantize_all(*c, accel::KVQuant::Int4, c->k4, c->v4, &c->k4rec);
+  quantize_all(*c, accel::KVQuant::Q8_0, c->k8, c->v8, nullptr);
+  c->pos.resize(n);
+  for (size_t j = 0; j < n; ++j) c->pos[j] = int32_t(j);
+  return *c;
+}
+
+void set_counters(benchmark::State& st, const Cache& c, double bytes) {
+  st.counters["kv_bytes"] = bytes;
+  st.counters["GB/s"] =
+      benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["threads"] = accel::num_threads();
+  (void)c;
+}
+
+void attend_rows(Cache& c, const accel::KVRows& rows) {
+  const int32_t qp = int32_t(c.n - 1);
+  const size_t qd = size_t(c.sh->heads) * c.sh->D;
+  accel::attention_causal(c.shape(), c.q.data(), qd, &qp, 1, rows, c.pos.data(), c.n, c.out.data(),
+                          qd);
+}
+
+void BM_F32(benchmark::State& st, int shape, size_t n) {
+  Cache& c = cache(shape, n);
+  for (auto _ : st) attend_rows(c, {c.k.data(), c.v.data(), c.kv_dim(), accel::KVFormat::F32});
+  set_counters(st, c, double(c.k.size() + c.v.size()) * 4);
+}
+
+void BM_F16(benchmark::State& st, int shape, size_t n) {
+  Cache& c = cache(shape, n);
+  for (auto _ : st) attend_rows(c, {c.k16.data(), c.v16.data(), c.kv_dim(), accel::KVFormat::F16});
+  set_counters(st, c, double(c.k16.size() + c.v16.size()) * 2);
+}
+
+void BM_DequantInt4(benchmark::State& st, int shape, size_t n) {
+  Cache& c = cache(shape, n);
+  std::vector<float> ks(n * c.kv_dim()), vs(n * c.kv_dim());
+  const size_t stride = n * accel::kv_quant_record_bytes(accel::KVQuant::Int4, c.sh->D);
+  for (auto _ : st) {
+    // Per-token records, the layout a dequantize-then-attend design stores.
+    accel::dequantize_record_rows(accel::KVQuant::Int4, c.sh->kv_heads, c.sh->D, c.k4rec.data(),
+                                  stride, 0, n, ks.data(), c.kv_dim());
+    accel::dequantize_record_rows(accel::KVQuant::Int4, c.sh->kv_heads, c.sh->D, c.v4.data(),
+                                  stride, 0, n, vs.data(), c.kv_dim());
+    attend_rows(c, {ks.data(), vs.data(), c.kv_dim(), accel::KVFormat::F32});
+  }
+  set_counters(st, c, double(c.k4.size() + c.v4.size()));
+}
+
+void fused(benchmark::State& st, int shape, size_t n, accel::KVQuant f) {
+  Cache& c = cache(shape, n);
+  const int32_t qp = int32_t(n - 1);
+  const size_t qd = size_t(c.sh->heads) * c.sh->D;
+  for (auto _ : st)
+    accel::attention_quant(c.shape(), c.q.data(), qd, &qp, 1, c.view(f), c.pos.data(), n,
+                           c.out.data(), qd);
+  const auto& kq = f == accel::KVQuant::Int4 ? c.k4 : c.k8;
+  set_counters(st, c, double(kq.size()) * 2);
+}
+
+// The seed benchmark's reference, on CPU: repeat K and V to every query head (materialised),
+// scores = q . K^T * scale, softmax (max, exp, sum), out = p . V. Loops vectorised along D only,
+// as a straightforward implementation would be; GQA expansion and allocation are in the clock.
+void seed_naive(const Cache& c, float* out) {
+  const int H = c.sh->heads, D = c.sh->D, G = H / c.sh->kv_heads;
+  const size_t n = c.n;
+  std::vector<float> kr(size_t(H) * n * D), vr(kr.size());
+  for (int h = 0; h < H; ++h)
+    for (size_t j = 0; j < n; ++j) {
+      const float* ks = &c.kd[j * c.kv_dim() + size_t(h / G) * D];
+      const float* vs = &c.vd[j * c.kv_dim() + size_t(h / G) * D];
+      std::copy(ks, ks + D, &kr[(size_t(h) * n + j) * D]);
+      std::copy(vs, vs + D, &vr[(size_t(h) * n + j) * D]);
+    }
+  std::vector<float> s(n);
+  const float scale = c.shape().scale;
+  for (int h = 0; h < H; ++h) {
+    const float* q = &c.q[size_t(h) * D];
+    float m = -INFINITY;
+    for (size_t j = 0; j < n; ++j) {
+      const float* k = &kr[(size_t(h) * n + j) * D];
+      __m256 acc = _mm256_setzero_ps();
+      for (int d = 0; d < D; d += 8)
+        acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), _mm256_loadu_ps(k + d), acc);
+      alignas(32) float t[8];
+      _mm256_store_ps(t, acc);
+      s[j] = (t[0] + t[1] + t[2] + t[3] + t[4] + t[5] + t[6] + t[7]) * scale;
+      m = std::max(m, s[j]);
+    }
+    float l = 0;
+    for (size_t j = 0; j < n; ++j) l += (s[j] = std::exp(s[j] - m));
+    float* o = out + size_t(h) * D;
+    std::fill(o, o + D, 0.f);
+    for (size_t j = 0; j < n; ++j) {
+      const float* v = &vr[(size_t(h) * n + j) * D];
+      const float p = s[j] / l;
+      for (int d = 0; d < D; ++d) o[d] += p * v[d];
+    }
+  }
+}
+
+void BM_SeedNaive(benchmark::State& st, int shape, size_t n) {
+  Cache& c = cache(shape, n);
+  if (c.kd.empty()) {  // precomputed outside the clock, as the seed does
+    c.kd.resize(n * c.kv_dim());
+    c.vd.resize(n * c.kv_dim());
+    accel::dequantize_kv_rows(c.view(accel::KVQuant::Int4), c.sh->kv_heads, c.sh->D, 0, n,
+                              c.kd.data(), c.vd.data(), c.kv_dim());
+  }
+  for (auto _ : st) seed_naive(c, c.out.data());
+  set_counters(st, c, double(c.k4.size() + c.v4.size()));
+}
+
+// Reads `bytes` bytes (the int4 records' size) with a SIMD sum split over the engine's threads:
+// the time the fused kernel would take if it did nothing but read its inputs once.
+void BM_StreamInt4(benchmark::State& st, int shape, size_t n) {
+  Cache& c = cache(shape, n);
+  const size_t bytes = c.k4.size() + c.v4.size();
+  static std::vector<float> buf;
+  buf.assign(bytes / 4 + 16, 1.f);
+  const size_t nf = bytes / 4 / 64 * 64;
+  std::vector<float> partial(size_t(accel::parallel_slots()) * 16);
+  for (auto _ : st) {
+    accel::parallel_ranges(nf / 64, 1e9, [&](size_t b, size_t e, int slot) {
+      __m256 a[8];
+      for (auto& x : a) x = _mm256_setzero_ps();
+      for (size_t i = b * 64; i < e * 64; i += 64)
+        for (int u = 0; u < 8; ++u) a[u] = _mm256_add_ps(a[u], _mm256_loadu_ps(&buf[i + u * 8]));
+      for (int u = 1; u < 8; ++u) a[0] = _mm256_add_ps(a[0], a[u]);
+      _mm256_storeu_ps(&partial[size_t(slot) * 16], a[0]);
+    });
+    benchmark::DoNotOptimize(partial.data());
+  }
+  set_counters(st, c, double(nf) * 4);
+}
+
+void register_all() {
+  const size_t lengths[] = {1024, 4096, 16384, 32768, 65536, 131072};
+  for (int shape = 0; shape < 2; ++shape)
+    for (size_t n : lengths) {
+      const std::string tail = std::string("/") + kShapes[shape].name + "/" + std::to_string(n);
+      auto reg = [&](const char* variant, auto fn) {
+        return benchmark::RegisterBenchmark(("kv_attention/" + std::string(variant) + tail).c_str(),
+                                            fn, shape, n)
+            ->UseRealTime()
+            ->Unit(benchmark::kMicrosecond);
+      };
+      reg("f32", BM_F32);
+      reg("f16", BM_F16);
+      reg("dequant_int4", BM_DequantInt4);
+      reg("fused_int4",
+          [](benchmark::State& st, int s, size_t k) { fused(st, s, k, accel::KVQuant::Int4); });
+      reg("fused_q8_0",
+          [](benchmark::State& st, int s, size_t k) { fused(st, s, k, accel::KVQuant::Q8_0); });
+      reg("stream_int4", BM_StreamInt4);
+      if (n <= 32768) reg("seed_naive", BM_SeedNaive)->Iterations(1)->Repetitions(1);
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
