@@ -32,6 +32,8 @@ void register_results_commands(CLI::App& app, CliCommands& out);  // cli_results
 void register_costmodel_commands(CLI::App& app, CliCommands& out);  // cli_costmodel.cpp
 // `kvcalc`: KV cache sizes per storage type and the longest context a budget holds.
 void register_kvcalc_command(CLI::App& app, CliCommands& out);  // cli_kvcalc.cpp
+// `bench-table`: a kernel benchmark's JSON output as medians and bootstrap ratio intervals.
+void register_bench_table_command(CLI::App& app, CliCommands& out);  // cli_bench_table.cpp
 // `models import-llama2c`, added under the `models` subcommand by register_models_commands.
 void add_import_llama2c_command(CLI::App& models, CliCommands& out);  // cli_import_llama2c.cpp
 

@@ -1,0 +1,29 @@
+// Kernel benchmark tables from Google Benchmark JSON output: benchmarks named
+// <family>/<variant>/<shape>/<size> (e.g. kv_attention/fused_int4/seed/32768) become one row per
+// (shape, size) with each variant's median time and its ratio to a reference variant, with a
+// percentile-bootstrap interval over the repetitions. Reads JSON only: no running, no store.
+#pragma once
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/table.h"
+
+namespace accel::reports {
+
+struct BenchTableOptions {
+  std::string family = "kv_attention";
+  std::string reference = "fused_int4";  // ratios are variant time / reference time
+  // A variant whose time is the reference's floor (e.g. a plain read of the same bytes): the
+  // table gives reference time / floor time for it.
+  std::string floor_variant = "stream_int4";
+  // Optional: read bandwidth in bytes/s measured in the same run (a variant named
+  // <family>/dram_read/<bytes>); reference time is then also compared with kv_bytes / bandwidth.
+  bool use_dram_bandwidth = true;
+};
+
+// Throws std::invalid_argument naming the entry when the JSON is not Google Benchmark output or
+// holds no benchmark of the family.
+Table bench_table(const nlohmann::json& bench, const BenchTableOptions& opt = {});
+
+}  // namespace accel::reports
