@@ -10,7 +10,7 @@
 namespace accel {
 
 PerplexityResult perplexity(const Model& m, std::span<const int32_t> tokens, size_t context,
-                            size_t stride, size_t chunk) {
+                            size_t stride, size_t chunk, KVDType kv_dtype) {
   const size_t n = tokens.size(), V = size_t(m.config().n_vocab);
   if (n < 2) throw std::invalid_argument("perplexity: need at least 2 tokens");
   if (context < 2 || context > size_t(m.config().n_ctx))
@@ -27,7 +27,7 @@ PerplexityResult perplexity(const Model& m, std::span<const int32_t> tokens, siz
       if (end == n) break;
       continue;
     }
-    KVCache cache = m.make_cache();
+    KVCache cache = m.make_cache(kv_dtype);
     std::vector<float> logits;
     const auto window = tokens.subspan(begin, end - begin);
     prefill(m, window, iota_positions(0, window.size()), cache, chunk, &logits);

@@ -46,6 +46,11 @@ const std::vector<SyntheticFamily>& synthetic_families() {
        "tiny qwen3-architecture pair (per-head Q/K RMSNorm, NeoX RoPE), for engine tests",
        {{"target", Arch::Qwen3, 3, 128, 4, 2, 352, 4096},
         {"draft", Arch::Qwen3, 2, 64, 2, 1, 160, 4096}}},
+      // Gemma's attention scale 1.0 instead of 1/sqrt(head_dim): scores ~5.7x larger at head_dim
+      // 32, the setting in which the int4 KV seed found quantization error amplified 25-100x.
+      {"tiny-scale1",
+       "tiny llama target with attention scale 1.0 (the Gemma setting), for KV quantization error",
+       {{"target", Arch::Llama, 4, 128, 4, 2, 352, 4096, 0, 0, 10000.f, 1.0f}}},
       {"tiny-moe",
        "tiny mixture-of-experts target (8 experts, top-2) with a dense draft, for engine tests",
        {{"target", Arch::Llama, 2, 128, 4, 2, 128, 4096, 8, 2},

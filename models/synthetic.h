@@ -20,7 +20,7 @@ struct SyntheticMemberSpec {
   int n_expert = 0, n_expert_used = 0;  // MoE when n_expert > 0 (n_ff is then per expert)
   float rope_base = 10000.f;
   // Written as {arch}.attention.scale when set (any value, so tests can also write bad ones);
-  // unset leaves the key out and the engine uses 1/sqrt(head_dim). No shipped family sets it.
+  // unset leaves the key out and the engine uses 1/sqrt(head_dim) (only tiny-scale1 sets it).
   std::optional<float> attn_scale;
 };
 

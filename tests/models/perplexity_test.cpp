@@ -35,6 +35,24 @@ TEST(Perplexity, ScoresEveryTokenOnceAndFullWindowsAgree) {
   EXPECT_THROW(perplexity(*m, toks, 5000, 10), std::invalid_argument);
 }
 
+// The cache type reaches the windows: int4-uniform scores every token through the quantized cache
+// (moving the NLL by a quantization-sized amount), seed-placement int4 with one chunk per window
+// attends in full precision (the f32 result exactly), and with chunk 1 it is the uniform result.
+TEST(Perplexity, KVDTypeQuantizesTheWindowsAsItsPlacementSays) {
+  test::TempDir dir;
+  auto m = Model::load(make_synthetic_family("tiny", dir.path().string(), 1, DType::F32)[0]);
+  std::vector<int32_t> toks(200);
+  for (size_t i = 0; i < toks.size(); ++i) toks[i] = int32_t((i * 37 + 11) % 256);
+  const auto f32 = perplexity(*m, toks, 200, 200, 512, KVDType::F32);
+  const auto seed_one_chunk = perplexity(*m, toks, 200, 200, 512, KVDType::Int4);
+  const auto uniform = perplexity(*m, toks, 200, 200, 512, KVDType::Int4Uniform);
+  const auto seed_token_by_token = perplexity(*m, toks, 200, 200, 1, KVDType::Int4);
+  EXPECT_EQ(seed_one_chunk.mean_nll, f32.mean_nll);
+  EXPECT_NE(uniform.mean_nll, f32.mean_nll);
+  EXPECT_NEAR(uniform.mean_nll, f32.mean_nll, 0.05);  // int4 moves O(1) logits by O(1e-2)
+  EXPECT_NEAR(seed_token_by_token.mean_nll, uniform.mean_nll, 1e-9);
+}
+
 // A hand-written paragraph in the style of the TinyStories corpus (not from it).
 constexpr const char* kStory =
     "Once upon a time, there was a little boy named Tom. He liked to play with his red ball in "
