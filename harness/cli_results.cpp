@@ -24,8 +24,10 @@ void register_results_commands(CLI::App& app, CliCommands& out) {
   report
       ->add_option("--table", r->table,
                    "ttft, phases, ablation, costmodel (SpecPrefill ratio model), agreement "
-                   "(with the reference), suite (every suite metric by its declaration), parity "
-                   "(token-exact parity and the cross-configuration matrix), runs or trials")
+                   "(with the reference), decode (decode tok/s and KV bytes per token against "
+                   "the f32-cache baseline), suite (every suite metric by its declaration), "
+                   "parity (token-exact parity and the cross-configuration matrix), runs or "
+                   "trials")
       ->required()
       ->check(CLI::IsMember(reports::report_names()));
   report->add_option("--format", r->format, "md, csv, latex or json")

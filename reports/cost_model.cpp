@@ -1,6 +1,7 @@
 // The ratio cost model (cost_model.h). Grouping here is by (target, draft, context, workload,
-// params) because r and G are properties of that pairing; the baseline side of every ratio is the
-// same (target, context, workload) pool that the ttft table uses.
+// params, KV type) because r and G are properties of that pairing; the baseline side of every
+// ratio is the same (target, context, workload) pool of f32-cache baseline trials that the ttft
+// table uses.
 #include "reports/cost_model.h"
 
 #include <algorithm>
@@ -127,14 +128,16 @@ Table costmodel_table(const results::ResultStore& store, const ReportOptions& op
   results::TrialFilter filter;
   filter.where = opt.where;
   const std::vector<TrialRecord> trials = store.trials(filter);
+  const bool show_kv = has_non_f32_kv(trials);
 
   using Setting = std::tuple<std::string, int64_t, std::string>;  // target sha, context, workload
   std::map<Setting, std::vector<double>> base_ttft, base_prefill;
   struct Key {
     std::string target, target_sha, draft, draft_sha, workload, method, params;
+    std::pair<bool, std::string> kv;  // kv_rank()
     int64_t ctx;
     auto tie() const {
-      return std::tie(target, target_sha, workload, method, params, draft, draft_sha, ctx);
+      return std::tie(target, target_sha, workload, method, params, draft, draft_sha, kv, ctx);
     }
     bool operator<(const Key& o) const { return tie() < o.tie(); }
   };
@@ -142,6 +145,7 @@ Table costmodel_table(const results::ResultStore& store, const ReportOptions& op
   size_t fallbacks = 0;
   for (const auto& t : trials) {
     if (t.method == opt.baseline_method) {
+      if (kv_dtype_of(t) != "f32") continue;  // ratios are against the f32-cache baseline
       const Setting s{t.target.sha256, t.context_len, t.workload};
       if (t.ttft_s) base_ttft[s].push_back(*t.ttft_s);
       if (t.phases.count("prefill")) base_prefill[s].push_back(phase(t, "prefill"));
@@ -157,7 +161,7 @@ Table costmodel_table(const results::ResultStore& store, const ReportOptions& op
     nlohmann::json p = t.params;
     if (p.is_object()) p.erase("keep");
     groups[{model_label(t.target), t.target.sha256, model_label(*t.draft), t.draft->sha256,
-            t.workload, t.method, params_label(p), t.context_len}]
+            t.workload, t.method, params_label(p), kv_rank(kv_dtype_of(t)), t.context_len}]
         .push_back(&t);
   }
 
@@ -165,18 +169,21 @@ Table costmodel_table(const results::ResultStore& store, const ReportOptions& op
   tab.title = "Cost model: speedup = 1 / (r + k + eps)";
   tab.columns = {{"target", "Target", Align::Left},
                  {"draft", "Draft", Align::Left},
-                 {"method", "Method", Align::Left},
-                 {"context_len", "Context", Align::Right},
-                 {"keep", "keep", Align::Right},
-                 {"k", "k", Align::Right},
-                 {"r", "r", Align::Right},
-                 {"r_flops", "r (FLOPs)", Align::Right},
-                 {"predicted", "Pred. 1/(r+k)", Align::Right},
-                 {"measured", "Measured", Align::Right},
-                 {"eps", "eps", Align::Right},
-                 {"G", "G", Align::Right},
-                 {"n", "n", Align::Right}};
-  std::map<std::string, std::vector<CostPoint>> by_arch;
+                 {"method", "Method", Align::Left}};
+  if (show_kv) tab.columns.push_back({"kv_dtype", "KV", Align::Left});
+  for (Column c : std::vector<Column>{{"context_len", "Context", Align::Right},
+                                      {"keep", "keep", Align::Right},
+                                      {"k", "k", Align::Right},
+                                      {"r", "r", Align::Right},
+                                      {"r_flops", "r (FLOPs)", Align::Right},
+                                      {"predicted", "Pred. 1/(r+k)", Align::Right},
+                                      {"measured", "Measured", Align::Right},
+                                      {"eps", "eps", Align::Right},
+                                      {"G", "G", Align::Right},
+                                      {"n", "n", Align::Right}})
+    tab.columns.push_back(std::move(c));
+  // eps is fitted per target architecture and, when KV types vary, per KV type.
+  std::map<std::pair<std::string, std::pair<bool, std::string>>, std::vector<CostPoint>> by_arch;
   std::set<std::string> missing;
   std::set<std::string> synthetic;
   for (const auto& [key, ts] : groups) {
@@ -207,9 +214,12 @@ Table costmodel_table(const results::ResultStore& store, const ReportOptions& op
       missing.insert(key.target + " at context " + std::to_string(key.ctx));
     } else {
       r = mean(cd) / mean(bp->second);
-      measured_cell = speedup_cell(
-          bt->second, ttft, false,
-          key.target_sha + key.draft_sha + key.params + std::to_string(key.ctx) + keep.dump(), opt);
+      // f32 rows keep the bootstrap seed they had before KV types were recorded.
+      const std::string kv_seed = key.kv.second == "f32" ? "" : "|kv=" + key.kv.second;
+      measured_cell = speedup_cell(bt->second, ttft, false,
+                                   key.target_sha + key.draft_sha + key.params +
+                                       std::to_string(key.ctx) + keep.dump() + kv_seed,
+                                   opt);
       if (measured_cell.data.is_object()) measured = measured_cell.data["ratio"].get<double>();
     }
     try {
@@ -219,20 +229,17 @@ Table costmodel_table(const results::ResultStore& store, const ReportOptions& op
     }
     const double pred = predicted_speedup(r, k);
     const double eps = 1 / measured - r - k;
-    if (std::isfinite(eps)) by_arch[t0.target.arch].push_back({r, k, measured});
-    std::vector<Cell> row = {Cell(key.target),
-                             Cell(key.draft),
-                             Cell(key.method + (key.params.empty() ? "" : " (" + key.params + ")")),
-                             Cell(std::to_string(key.ctx), key.ctx),
-                             keep.is_null() ? Cell("—", nullptr) : Cell(keep.dump(), keep),
-                             num(k, "%.3f"),
-                             num(r, "%.3f"),
-                             num(r_flops, "%.3f"),
-                             num(pred, "%.2f×"),
-                             measured_cell,
-                             num(eps, "%.3f"),
-                             num(pred / measured, "%.2f"),
-                             Cell(std::to_string(ts.size()), ts.size())};
+    if (std::isfinite(eps)) by_arch[{t0.target.arch, key.kv}].push_back({r, k, measured});
+    std::vector<Cell> row = {
+        Cell(key.target), Cell(key.draft),
+        Cell(key.method + (key.params.empty() ? "" : " (" + key.params + ")"))};
+    if (show_kv) row.push_back(Cell(key.kv.second));
+    for (Cell c :
+         {Cell(std::to_string(key.ctx), key.ctx),
+          keep.is_null() ? Cell("—", nullptr) : Cell(keep.dump(), keep), num(k, "%.3f"),
+          num(r, "%.3f"), num(r_flops, "%.3f"), num(pred, "%.2f×"), measured_cell, num(eps, "%.3f"),
+          num(pred / measured, "%.2f"), Cell(std::to_string(ts.size()), ts.size())})
+      row.push_back(std::move(c));
     tab.rows.push_back(std::move(row));
   }
   tab.footnotes.push_back(
@@ -240,9 +247,15 @@ Table costmodel_table(const results::ResultStore& store, const ReportOptions& op
       "time at the same target and context; k = realised keep ratio (kept / prompt tokens); "
       "eps = 1/measured - r - k; G = predicted / measured; r (FLOPs) = analytic FLOP ratio of "
       "draft scoring to target prefill.");
-  for (const auto& [arch, pts] : by_arch) {
+  if (show_kv && !groups.empty())
+    tab.footnotes.push_back(
+        "KV: the row's target KV cache type; r and the measured speedup are against the "
+        "baseline with an f32 KV cache at the same target, context and workload.");
+  for (const auto& [arch_kv, pts] : by_arch) {
     const EpsFit f = fit_eps(pts);
-    char buf[200];
+    const std::string arch =
+        arch_kv.first + (show_kv ? ", KV " + arch_kv.second.second : std::string());
+    char buf[240];
     std::snprintf(buf, sizeof buf,
                   "eps fit (least squares, target architecture %s, %d configurations): %.4f, "
                   "rms residual of 1/S %.4f.",
@@ -250,7 +263,8 @@ Table costmodel_table(const results::ResultStore& store, const ReportOptions& op
     tab.footnotes.push_back(buf);
   }
   for (const auto& m : missing)
-    tab.footnotes.push_back("No '" + opt.baseline_method + "' trials for " + m +
+    tab.footnotes.push_back("No '" + opt.baseline_method + "'" +
+                            (show_kv ? " trials with an f32 KV cache" : " trials") + " for " + m +
                             ": r and the measured speedup are not available.");
   if (fallbacks)
     tab.footnotes.push_back(std::to_string(fallbacks) +

@@ -1,5 +1,5 @@
 // Builders of the report tables (tables.h). Trials are grouped into rows by (target model,
-// workload, method, varying params); statistics come from stats.h. Reads the store only.
+// workload, method, varying params, KV type); statistics come from stats.h. Reads the store only.
 #include "reports/tables.h"
 
 #include <algorithm>
@@ -97,6 +97,15 @@ bool fell_back(const TrialRecord& t) {
   return t.stats.is_object() && t.stats.contains("fallback");
 }
 
+std::string kv_dtype_of(const TrialRecord& t) {
+  return t.kv_dtype.empty() ? "f32" : t.kv_dtype;
+}
+
+bool has_non_f32_kv(const std::vector<TrialRecord>& trials) {
+  return std::any_of(trials.begin(), trials.end(),
+                     [](const TrialRecord& t) { return kv_dtype_of(t) != "f32"; });
+}
+
 Cell fallback_cell(size_t fallbacks, size_t total) {
   if (total == 0) return Cell("—", nullptr);
   return Cell(std::to_string(fallbacks) + "/" + std::to_string(total),
@@ -148,6 +157,7 @@ bool any_fallback(const std::vector<TrialRecord>& trials) {
 struct Selection {
   std::vector<TrialRecord> trials;
   bool multi_model = false, multi_workload = false;
+  bool show_kv = false;  // some trial's KV type is not f32: a "KV" column
   std::map<std::string, std::vector<std::string>> varying;  // method -> params keys that vary
 };
 
@@ -188,17 +198,29 @@ Selection select(const ResultStore& store, const ReportOptions& opt) {
   }
   s.multi_model = models.size() > 1;
   s.multi_workload = workloads.size() > 1;
+  s.show_kv = has_non_f32_kv(s.trials);
   return s;
 }
 
-// Row identity; `order` puts the baseline method first within a model/workload.
+// Row identity; `order` puts the baseline method first within a model/workload, and f32 comes first
+// among a configuration's KV types.
 struct RowKey {
   std::string model_sha, model, workload;
   int order = 1;
   std::string method, params;
-  auto tie() const { return std::tie(model, model_sha, workload, order, method, params); }
+  std::pair<bool, std::string> kv = kv_rank("f32");
+  auto tie() const { return std::tie(model, model_sha, workload, order, method, params, kv); }
   bool operator<(const RowKey& o) const { return tie() < o.tie(); }
-  std::string str() const { return model_sha + "|" + workload + "|" + method + "|" + params; }
+  const std::string& kv_dtype() const { return kv.second; }
+  // The bootstrap seed's key: f32 rows keep the key they had before KV types were recorded.
+  std::string str() const {
+    return model_sha + "|" + workload + "|" + method + "|" + params +
+           (kv_dtype() == "f32" ? "" : "|kv=" + kv_dtype());
+  }
+  // The row that every speedup is taken against.
+  bool is_baseline(const ReportOptions& opt) const {
+    return method == opt.baseline_method && kv_dtype() == "f32";
+  }
 };
 
 RowKey row_key(const Selection& s, const TrialRecord& t, const ReportOptions& opt,
@@ -209,6 +231,7 @@ RowKey row_key(const Selection& s, const TrialRecord& t, const ReportOptions& op
   k.workload = t.workload;
   k.order = t.method == opt.baseline_method ? 0 : 1;
   k.method = t.method;
+  k.kv = kv_rank(kv_dtype_of(t));
   std::vector<std::string> keys;
   auto it = s.varying.find(t.method);
   if (it != s.varying.end())
@@ -221,11 +244,12 @@ RowKey row_key(const Selection& s, const TrialRecord& t, const ReportOptions& op
 
 using Setting = std::tuple<std::string, int64_t, std::string>;  // target sha, context, workload
 
+// TTFTs of the baseline method with an f32 KV cache, the denominator of every speedup.
 std::map<Setting, std::vector<double>> baseline_ttfts(const Selection& s,
                                                       const ReportOptions& opt) {
   std::map<Setting, std::vector<double>> b;
   for (const auto& t : s.trials)
-    if (t.method == opt.baseline_method && t.ttft_s && !fell_back(t))
+    if (t.method == opt.baseline_method && kv_dtype_of(t) == "f32" && t.ttft_s && !fell_back(t))
       b[{t.target.sha256, t.context_len, t.workload}].push_back(*t.ttft_s);
   return b;
 }
@@ -250,6 +274,7 @@ void add_row_label_columns(Table& t, const Selection& s) {
   if (s.multi_workload) t.columns.push_back({"workload", "Workload", Align::Left});
   t.columns.push_back({"method", "Method", Align::Left});
   t.columns.push_back({"params", "Params", Align::Left});
+  if (s.show_kv) t.columns.push_back({"kv_dtype", "KV", Align::Left});
 }
 
 std::vector<Cell> row_label_cells(const RowKey& k, const Selection& s) {
@@ -258,29 +283,40 @@ std::vector<Cell> row_label_cells(const RowKey& k, const Selection& s) {
   if (s.multi_workload) r.push_back(Cell(k.workload));
   r.push_back(Cell(k.method));
   r.push_back(Cell(k.params));
+  if (s.show_kv) r.push_back(Cell(k.kv_dtype()));
   return r;
 }
 
 void baseline_footnotes(Table& t, const Selection& s, const ReportOptions& opt,
                         const std::set<std::string>& missing) {
   const bool any = std::any_of(s.trials.begin(), s.trials.end(), [&](const TrialRecord& r) {
-    return r.method == opt.baseline_method;
+    return r.method == opt.baseline_method && kv_dtype_of(r) == "f32";
   });
+  const std::string with_f32 = s.show_kv ? " trials with an f32 KV cache" : " trials";
   if (!any)
-    t.footnotes.push_back("No '" + opt.baseline_method +
-                          "' trials in this selection: speedups are not available.");
+    t.footnotes.push_back("No '" + opt.baseline_method + "'" + with_f32 +
+                          " in this selection: speedups are not available.");
   else if (!missing.empty()) {
     std::string m;
     for (const auto& x : missing) m += (m.empty() ? "" : "; ") + x;
-    t.footnotes.push_back("No '" + opt.baseline_method + "' trials for: " + m + " (speedup —).");
+    t.footnotes.push_back("No '" + opt.baseline_method + "'" + with_f32 + " for: " + m +
+                          " (speedup —).");
   }
   if (any) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf,
-                  "Speedup = mean baseline TTFT / mean TTFT at the same target model, context and "
-                  "workload; [%g%% percentile-bootstrap interval, %d resamples].",
+    char interval[96];
+    std::snprintf(interval, sizeof interval, "[%g%% percentile-bootstrap interval, %d resamples].",
                   opt.level * 100, opt.resamples);
-    t.footnotes.push_back(buf);
+    if (s.show_kv)
+      t.footnotes.push_back(
+          "Speedup = mean TTFT of the baseline with an f32 KV cache / mean TTFT at the same "
+          "target model, context and workload, so a row's speedup includes its KV type's "
+          "effect; " +
+          std::string(interval));
+    else
+      t.footnotes.push_back(
+          "Speedup = mean baseline TTFT / mean TTFT at the same target model, context and "
+          "workload; " +
+          std::string(interval));
   }
 }
 
@@ -321,8 +357,7 @@ Table ttft_table(const ResultStore& store, const ReportOptions& opt) {
       auto b = base.find(setting);
       if (!mine.empty() && b == base.end()) missing.insert(missing_label(setting));
       r.push_back(speedup_cell(b == base.end() ? std::vector<double>{} : b->second, mine,
-                               key.method == opt.baseline_method,
-                               key.str() + "@" + std::to_string(c), opt));
+                               key.is_baseline(opt), key.str() + "@" + std::to_string(c), opt));
       if (show_fallbacks) r.push_back(fallback_cell(cell.fallbacks, cell.total));
     }
     t.rows.push_back(std::move(r));
@@ -431,10 +466,9 @@ Table ablation_table(const ResultStore& store, const ReportOptions& opt) {
     const Setting setting{k.row.model_sha, k.ctx, k.row.workload};
     auto b = base.find(setting);
     if (!mine.empty() && b == base.end()) missing.insert(missing_label(setting));
-    r.push_back(speedup_cell(b == base.end() ? std::vector<double>{} : b->second, mine,
-                             k.row.method == opt.baseline_method,
-                             k.row.str() + "|" + k.value.dump() + "@" + std::to_string(k.ctx),
-                             opt));
+    r.push_back(speedup_cell(
+        b == base.end() ? std::vector<double>{} : b->second, mine, k.row.is_baseline(opt),
+        k.row.str() + "|" + k.value.dump() + "@" + std::to_string(k.ctx), opt));
     for (const auto& n : score_names) {
       std::vector<double> v;
       for (const auto* tr : cell.ran)
@@ -529,8 +563,9 @@ Table trials_table(const ResultStore& store, const ReportOptions& opt) {
 }
 
 const std::vector<std::string>& report_names() {
-  static const std::vector<std::string> n = {
-      "ttft", "phases", "ablation", "costmodel", "agreement", "suite", "parity", "runs", "trials"};
+  static const std::vector<std::string> n = {"ttft",      "phases", "ablation", "costmodel",
+                                             "agreement", "decode", "suite",    "parity",
+                                             "runs",      "trials"};
   return n;
 }
 
@@ -542,6 +577,7 @@ Table make_report(const ResultStore& store, const std::string& name, const Repor
   if (name == "trials") return trials_table(store, opt);
   if (name == "costmodel") return costmodel_table(store, opt);
   if (name == "agreement") return agreement_table(store, opt);
+  if (name == "decode") return decode_table(store, opt);
   if (name == "suite") return suite_table(store, opt);
   if (name == "parity") return parity_table(store, opt);
   std::string known;

@@ -1,9 +1,14 @@
 // The report tables built from a results store: `ttft`, `phases`, `ablation`, `runs` and the raw
 // `trials` export. Each builder reads trials through ResultStore and returns a Table; means,
 // deviations, speedups and bootstrap intervals are computed here, from raw per-trial values.
+// KV cache types: the ttft, phases, ablation, agreement, costmodel and decode tables key rows by
+// the trial's kv_dtype as well, show a "KV" column when the selection (the trials --where picks)
+// holds any type other than f32 (so f32-only stores print as before KV types existed), and take
+// every speedup against the baseline method with an f32 cache.
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "reports/table.h"
@@ -26,17 +31,28 @@ struct ReportOptions {
 // scores, and show "Fallback n/N" per cell when any trial of the selection fell back.
 bool fell_back(const results::TrialRecord& t);
 
-// Row = method (+ params that vary within the method; + target model / workload when the
+// A trial's target KV cache type; stores written before the type was recorded say "" (= "f32").
+std::string kv_dtype_of(const results::TrialRecord& t);
+// Whether any trial uses a KV cache type other than f32: the tables then show a "KV" column.
+bool has_non_f32_kv(const std::vector<results::TrialRecord>& trials);
+// Row order of KV types: f32 first, then by name.
+inline auto kv_rank(const std::string& kv) {
+  return std::make_pair(kv != "f32", kv);
+}
+
+// Row = method (+ params that vary within the method; + KV type, target model / workload when the
 // selection has more than one) x column pair per context length: "TTFT <ctx> (s)" as mean ± std
-// over trials and samples, and "Speedup <ctx>" = mean TTFT of the baseline method at the same
-// (target model, context length, workload) / mean TTFT of the row, with a percentile-bootstrap
-// interval resampling each side's trials independently. Fallback trials: see fell_back().
+// over trials and samples, and "Speedup <ctx>" = mean TTFT of the baseline method with an f32 KV
+// cache at the same (target model, context length, workload) / mean TTFT of the row, with a
+// percentile-bootstrap interval resampling each side's trials independently. Fallback trials: see
+// fell_back().
 Table ttft_table(const results::ResultStore& store, const ReportOptions& opt);
-// Row = method x context length; mean seconds per phase in timing-protocol order
+// Row = method (x KV type) x context length; mean seconds per phase in timing-protocol order
 // (draft_prefill, lookahead, score, select, prefill, first_token, decode, then others by name) and
 // mean TTFT.
 Table phases_table(const results::ResultStore& store, const ReportOptions& opt);
-// Row = value of opt.param x context length (per method): TTFT, speedup with interval, and the mean
+// Row = value of opt.param x context length (per method and KV type): TTFT, speedup against the
+// f32 baseline with interval, and the mean
 // of every score present (fallback trials excluded, see fell_back()). Throws when opt.param is
 // empty or no trial has that parameter.
 Table ablation_table(const results::ResultStore& store, const ReportOptions& opt);
@@ -46,9 +62,19 @@ Table runs_table(const results::ResultStore& store, const ReportOptions& opt);
 Table trials_table(const results::ResultStore& store, const ReportOptions& opt);
 
 // Agreement with the baseline (agreement.* scores): first-token and top-1 agreement and mean KL per
-// method x context, labelled "agreement only, not quality" for synthetic targets. Fallback trials
-// agree by construction and are excluded (see fell_back()).
+// method x KV type x context, labelled "agreement only, not quality" for synthetic targets (every
+// KV type is scored against the reference run with an f32 cache). Fallback trials agree by
+// construction and are excluded (see fell_back()).
 Table agreement_table(const results::ResultStore& store, const ReportOptions& opt);
+// Decode speed and KV memory (decode_table.cpp): per (target, workload, method, params, KV type,
+// context) decode tokens/s (mean ± sample std and median over trials), KV cache bytes per token of
+// context (kv_bytes / (prompt_tokens + decode_tokens - 1): the cache's entries at the end of a
+// trial), the ratio of median tokens/s to the baseline method's with an f32 cache at the same
+// (target, context, workload) with a percentile-bootstrap interval, and the memory ratio (that
+// baseline's bytes per token / the row's). Rows with trials run while the 1-minute load average
+// exceeded the run's thread count are counted in a "Busy" column. Fallback trials: see
+// fell_back().
+Table decode_table(const results::ResultStore& store, const ReportOptions& opt);
 // Every suite metric per (suite, method, params, KV type, target, context), aggregated over samples
 // by the metric's stored declaration (suite_table.cpp).
 Table suite_table(const results::ResultStore& store, const ReportOptions& opt);
