@@ -9,6 +9,7 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "kernels/fma_peak.h"
 #include "kernels/threading.h"
@@ -31,11 +32,17 @@ constexpr double kFmaPeakSecondsPerWidth = 0.2;
 }  // namespace
 
 nlohmann::json Environment::to_json() const {
-  return {{"git_commit", git_commit},       {"git_dirty", git_dirty},
-          {"build_type", build_type},       {"compiler", compiler},
-          {"compile_flags", compile_flags}, {"cpu_model", cpu_model},
-          {"cpu_flags", cpu_flags},         {"threads", threads},
-          {"hostname", hostname},           {"accelbench_version", accelbench_version}};
+  return {{"git_commit", git_commit},
+          {"git_dirty", git_dirty},
+          {"build_type", build_type},
+          {"compiler", compiler},
+          {"compile_flags", compile_flags},
+          {"cpu_model", cpu_model},
+          {"cpu_flags", cpu_flags},
+          {"threads", threads},
+          {"cores", cores},
+          {"hostname", hostname},
+          {"accelbench_version", accelbench_version}};
 }
 
 Environment capture_environment() {
@@ -73,6 +80,7 @@ Environment capture_environment() {
     }
   }
   e.threads = num_threads();
+  e.cores = int(std::thread::hardware_concurrency());
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
   e.hostname = host;

@@ -22,6 +22,7 @@ struct Environment {
   std::string build_type, compiler, compile_flags;
   std::string cpu_model, cpu_flags;  // cpu_flags: the SIMD-relevant subset (avx2, avx512f, ...)
   int threads = 0;
+  int cores = 0;  // logical CPUs online (what a load average is compared with)
   std::string hostname;
   std::string accelbench_version;
 
