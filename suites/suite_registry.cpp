@@ -3,7 +3,9 @@
 #include <stdexcept>
 
 #include "suites/agreement.h"
+#include "suites/longbench.h"
 #include "suites/parity.h"
+#include "suites/ruler.h"
 #include "suites/suite.h"
 #include "suites/synthetic.h"
 
@@ -13,7 +15,9 @@ std::vector<const Suite*> all_suites() {
   static const SyntheticSuite synthetic;
   static const AgreementSuite agreement;
   static const ParitySuite parity;
-  return {&synthetic, &agreement, &parity};
+  static const RulerSuite ruler;
+  static const LongBenchSuite longbench;
+  return {&synthetic, &agreement, &parity, &ruler, &longbench};
 }
 
 const Suite& find_suite(const std::string& name) {

@@ -1,0 +1,284 @@
+// The LongBench v1 suite (longbench.h): sample = one record of a task file, prompted and
+// truncated as pred.py does; score = eval.py's per-sample score of the decoded generation.
+#include "suites/longbench.h"
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+#include "suites/longbench_data.h"
+#include "suites/longbench_metrics.h"
+#include "suites/longbench_unicode.h"
+
+namespace accel {
+
+using longbench::TaskInfo;
+
+namespace longbench {
+
+std::vector<const TaskInfo*> parse_task_list(const std::string& tasks, bool e) {
+  std::vector<const TaskInfo*> out;
+  if (tasks == "all") {
+    for (const TaskInfo& t : all_tasks())
+      if (!e || t.in_e) out.push_back(&t);
+    return out;
+  }
+  std::stringstream ss(tasks);
+  for (std::string name; std::getline(ss, name, ',');) {
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
+    const TaskInfo* t = find_task(name);
+    if (!t) {
+      std::string known;
+      for (const TaskInfo& k : all_tasks())
+        known += (known.empty() ? "" : ", ") + std::string(k.name);
+      throw std::invalid_argument("suite 'longbench': unknown task '" + name +
+                                  "' (known: " + known + ")");
+    }
+    if (e && !t->in_e)
+      throw std::invalid_argument("suite 'longbench': task '" + name +
+                                  "' is not part of LongBench-E (longbench_e is set)");
+    if (std::find(out.begin(), out.end(), t) != out.end())
+      throw std::invalid_argument("suite 'longbench': task '" + name + "' named twice");
+    out.push_back(t);
+  }
+  if (out.empty())
+    throw std::invalid_argument("suite 'longbench': parameter 'tasks' names no task");
+  return out;
+}
+
+std::optional<std::string> middle_truncate(const std::vector<int32_t>& ids, int max_length,
+                                           const Tokenizer& tok) {
+  if (ids.size() <= size_t(std::max(max_length, 0))) return std::nullopt;
+  const size_t half = size_t(max_length / 2);  // int(max_length/2)
+  const std::span<const int32_t> all(ids);
+  return utf8_sanitize(tok.decode(all.first(half), false)) +
+         utf8_sanitize(tok.decode(all.last(half), false));
+}
+
+}  // namespace longbench
+
+namespace {
+
+// Where sample `index` lives: the task and the record number in its file.
+struct Located {
+  const TaskInfo* task = nullptr;
+  std::shared_ptr<const longbench::DataFile> file;
+  size_t record = 0;
+};
+
+Located locate(const nlohmann::json& params, int index) {
+  const std::string dir = params.at("data_dir").get<std::string>();
+  if (dir.empty())
+    throw std::invalid_argument(
+        "suite 'longbench': parameter 'data_dir' is required: the folder of LongBench's "
+        "<task>.jsonl files (THUDM/LongBench data.zip, extracted)");
+  const bool e = params.at("longbench_e").get<bool>();
+  if (index < 0) throw std::invalid_argument("suite 'longbench': negative sample index");
+  size_t left = size_t(index), total = 0;
+  for (const TaskInfo* t : longbench::parse_task_list(params.at("tasks").get<std::string>(), e)) {
+    auto f = longbench::cached_index(longbench::task_file(dir, *t, e), *t);
+    if (left < f->records.size()) return {t, std::move(f), left};
+    left -= f->records.size();
+    total += f->records.size();
+  }
+  throw std::invalid_argument("suite 'longbench': sample " + std::to_string(index) +
+                              " is out of range: the selected tasks have " + std::to_string(total) +
+                              " records");
+}
+
+std::string decoder_key(const Sample& s) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the prompt ids
+  for (int32_t t : s.prompt) {
+    h ^= uint32_t(t);
+    h *= 1099511628211ull;
+  }
+  return s.id + "|" + std::to_string(s.prompt.size()) + "|" + std::to_string(h);
+}
+
+std::vector<longbench::U32> u32_list(const nlohmann::json& v) {
+  std::vector<longbench::U32> out;
+  if (v.is_array())
+    for (const auto& x : v) out.push_back(longbench::utf8_decode_lossy(x.get<std::string>()));
+  return out;
+}
+
+}  // namespace
+
+std::string LongBenchSuite::summary() const {
+  return "LongBench v1 (21 tasks, LongBench-E buckets) from the official JSONL files: official "
+         "templates, generation budgets, middle truncation and metrics.py scoring (x100); "
+         "Chinese segmentation is per character, not jieba's";
+}
+
+std::vector<ParamSpec> LongBenchSuite::params() const {
+  return {
+      {"data_dir",
+       ParamSpec::Kind::Text,
+       "",
+       0,
+       0,
+       false,
+       {},
+       "folder of LongBench's <task>.jsonl (and <task>_e.jsonl) files; required"},
+      {"tasks",
+       ParamSpec::Kind::Text,
+       "all",
+       0,
+       0,
+       false,
+       {},
+       "all, or task names separated by commas (narrativeqa, qasper, ..., repobench-p); sample i "
+       "is the i-th record of the tasks' files in that order"},
+      {"longbench_e",
+       ParamSpec::Kind::Bool,
+       false,
+       0,
+       0,
+       false,
+       {},
+       "LongBench-E: read <task>_e.jsonl (13 tasks) and add per-length-bucket metrics"},
+      {"chat_format",
+       ParamSpec::Kind::Choice,
+       "none",
+       0,
+       0,
+       false,
+       {"none", "llama2"},
+       "none: the raw prompt; llama2: pred.py's [INST]prompt[/INST] (not for trec, triviaqa, "
+       "samsum, lsht, lcc, repobench-p)"},
+      {"rouge_recursion_limit",
+       ParamSpec::Kind::Int,
+       1000,
+       0,
+       1000000,
+       false,
+       {},
+       "score 0 where pltrdy rouge's recursive LCS backtrack would exceed Python's recursion "
+       "limit (CPython 3.11 frame accounting, as the reference scores); 0 = off"},
+  };
+}
+
+std::vector<MetricSpec> LongBenchSuite::metrics() const {
+  std::vector<MetricSpec> out;
+  for (const TaskInfo& t : longbench::all_tasks())
+    out.push_back({"longbench." + std::string(t.name), true, Aggregation::Mean,
+                   std::string(t.category) + ", " + longbench::metric_function_name(t.metric) +
+                       " x 100; the mean is eval.py's task score (which rounds it to 2 decimals)"});
+  for (const TaskInfo& t : longbench::all_tasks()) {
+    if (!t.in_e) continue;
+    for (const char* b : {"0-4k", "4-8k", "8k+"})
+      out.push_back({"longbench." + std::string(t.name) + "." + b, true, Aggregation::Mean,
+                     std::string("LongBench-E ") + std::string(t.name) + ", records of length " +
+                         b + " (eval.py scorer_e bucket)"});
+  }
+  return out;
+}
+
+Sample LongBenchSuite::make_sample(int context_len, int index, uint64_t /*seed*/,
+                                   const SuiteContext& ctx, const nlohmann::json& params) const {
+  if (!ctx.tokenizer)
+    throw std::invalid_argument(
+        "suite 'longbench': the model has no tokenizer (LongBench prompts "
+        "are text)");
+  if (context_len < 2)
+    throw std::invalid_argument("suite 'longbench': context length " + std::to_string(context_len) +
+                                " must be at least 2");
+  const Tokenizer& tok = *ctx.tokenizer;
+  const Located at = locate(params, index);
+  const TaskInfo& task = *at.task;
+  const bool e = params.at("longbench_e").get<bool>();
+  const longbench::Record r = longbench::read_record(*at.file, at.record, task);
+
+  // pred.py: prompt_format.format(**json_obj); tokenizer(prompt) with the model's special tokens;
+  // middle truncation to max_length; build_chat unless exempt; tokenizer(prompt) again.
+  std::string prompt = longbench::format_prompt(task, r.context, r.input);
+  const std::vector<int32_t> full = tok.encode(prompt, true, true);
+  const auto cut = longbench::middle_truncate(full, context_len, tok);
+  if (cut) prompt = *cut;
+  const std::string chat = params.at("chat_format").get<std::string>();
+  const bool wrap = chat == "llama2" && !task.no_chat;
+  if (wrap) prompt = "[INST]" + prompt + "[/INST]";
+
+  Sample s;
+  s.id = std::string(task.name) + (e ? "_e/" : "/") + std::to_string(at.record);
+  s.prompt = tok.encode(prompt, true, true);
+  s.max_new_tokens = task.max_gen;
+  s.reference = {
+      {"answers", r.answers}, {"all_classes", at.file->last_all_classes}, {"length", r.length}};
+  std::vector<int32_t> stops;
+  if (ctx.eos >= 0) stops.push_back(ctx.eos);
+  nlohmann::json meta = {{"task", task.name},
+                         {"category", task.category},
+                         {"language", task.language},
+                         {"record", at.record},
+                         {"line", at.file->records[at.record].line_no},
+                         {"_id", r.id},
+                         {"length", r.length},
+                         {"prompt_tokens_before_truncation", full.size()},
+                         {"truncated", cut.has_value()},
+                         {"chat_format", wrap ? chat : "none"},
+                         {"stop_tokens", stops}};
+  if (task.name == "samsum") {
+    // eos_token_id=[eos, tokenizer.encode("\n", add_special_tokens=False)[-1]]
+    const std::vector<int32_t> nl = tok.encode("\n", false, false);
+    if (!nl.empty()) meta["newline_token"] = nl.back();
+  }
+  if (e) meta["bucket"] = longbench::length_bucket(r.length);
+  s.meta = std::move(meta);
+
+  std::lock_guard<std::mutex> lock(mu_);
+  if (decoders_.size() > (size_t(1) << 16)) decoders_.clear();
+  decoders_[decoder_key(s)] = &tok;
+  return s;
+}
+
+std::string LongBenchSuite::prediction_text(const Sample& s, const std::vector<int32_t>& tokens,
+                                            const Tokenizer& tok) {
+  std::vector<int32_t> stops;
+  for (const auto& t : s.meta.value("stop_tokens", nlohmann::json::array()))
+    stops.push_back(t.get<int32_t>());
+  const int32_t newline = s.meta.value("newline_token", int32_t(-1));
+  size_t end = 0;
+  for (; end < tokens.size(); ++end) {
+    const int32_t t = tokens[end];
+    if (std::find(stops.begin(), stops.end(), t) != stops.end()) break;
+    if (newline >= 0 && t == newline && end > 0) break;  // min_length: not at the first token
+  }
+  const std::span<const int32_t> kept(tokens.data(), end);
+  return longbench::utf8_sanitize(tok.decode(kept, false));
+}
+
+Scores LongBenchSuite::score_prediction(const Sample& s, std::string_view prediction,
+                                        const nlohmann::json& params) const {
+  const std::string name = s.meta.at("task").get<std::string>();
+  const TaskInfo* task = longbench::find_task(name);
+  if (!task)
+    throw std::invalid_argument("suite 'longbench': sample of unknown task '" + name + "'");
+  longbench::RougeOptions opt;
+  opt.recursion_limit = params.at("rouge_recursion_limit").get<int>();
+  const double v = longbench::sample_score(*task, longbench::utf8_decode_lossy(prediction),
+                                           u32_list(s.reference.at("answers")),
+                                           u32_list(s.reference.at("all_classes")), opt);
+  Scores out = {{"longbench." + name, 100 * v}};
+  if (s.meta.contains("bucket"))
+    out["longbench." + name + "." + s.meta.at("bucket").get<std::string>()] = 100 * v;
+  return out;
+}
+
+Scores LongBenchSuite::score(const Sample& s, const Generation& out, const Generation*,
+                             const nlohmann::json& params) const {
+  const Tokenizer* tok = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto it = decoders_.find(decoder_key(s));
+    if (it != decoders_.end()) tok = it->second;
+  }
+  if (!tok)
+    throw std::logic_error("suite 'longbench': sample '" + s.id +
+                           "' was not made by this suite in this process, so there is no "
+                           "tokenizer to decode its generation with");
+  return score_prediction(s, prediction_text(s, out.tokens, *tok), params);
+}
+
+}  // namespace accel

@@ -1,0 +1,72 @@
+// The LongBench v1 suite (THUDM/LongBench, LongBench/ folder): the 21 tasks' records read from
+// the official JSONL files (longbench_data.h), prompted with each task's template, cut in the
+// middle in the evaluated model's tokenizer as pred.py does, generated for the task's budget, and
+// scored with metrics.py's metric under eval.py's rules (longbench_metrics.h). LongBench-E reads
+// the `<task>_e.jsonl` files and also scores by length bucket. Chinese word segmentation is not
+// jieba's (no dictionary here): runs of Han characters are cut into single characters, so the
+// Chinese tasks' F1 and ROUGE-L are character-level; the version says so.
+#pragma once
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "suites/longbench_tasks.h"
+#include "suites/suite.h"
+
+namespace accel {
+
+// Params: data_dir (the folder of <task>.jsonl files; required), tasks ("all" or a
+// comma-separated list, taken in order: sample i is the i-th record of their concatenation),
+// longbench_e (read <task>_e.jsonl, LongBench-E's 13 tasks), chat_format (none | llama2: pred.py's
+// "[INST]{prompt}[/INST]", not applied to trec, triviaqa, samsum, lsht, lcc, repobench-p),
+// rouge_recursion_limit (see longbench::RougeOptions; 0 = off).
+// The case's context length is pred.py's max_length (model2maxlen.json: 3500 for a 4K model): a
+// prompt longer than that many tokens keeps its first and last max_length/2 tokens.
+// Metrics: "longbench.<task>" (per-sample score x 100; its mean is eval.py's task score before
+// rounding to 2 decimals) and, for LongBench-E, "longbench.<task>.<0-4k|4-8k|8k+>".
+class LongBenchSuite : public Suite {
+ public:
+  std::string name() const override { return "longbench"; }
+  // "zhchar": Chinese segmentation is per character on Han runs, not jieba's.
+  std::string version() const override { return "1-zhchar"; }
+  std::string summary() const override;
+  std::vector<ParamSpec> params() const override;
+  std::vector<MetricSpec> metrics() const override;
+  Sample make_sample(int context_len, int index, uint64_t seed, const SuiteContext& ctx,
+                     const nlohmann::json& params) const override;
+  Scores score(const Sample& s, const Generation& out, const Generation* reference,
+               const nlohmann::json& params) const override;
+
+  // What score() does once the generation is text: eval.py's per-sample score (x 100) under the
+  // sample's task metric name, and its bucket metric for LongBench-E.
+  Scores score_prediction(const Sample& s, std::string_view prediction,
+                          const nlohmann::json& params) const;
+  // The prediction text pred.py would have written for these generated tokens: cut before the
+  // first EOS (and, for samsum, before a newline token other than the first token: pred.py stops
+  // on "\n" there with min_length forbidding a stop at the first token), decoded without special
+  // tokens, ill-formed UTF-8 replaced by U+FFFD.
+  static std::string prediction_text(const Sample& s, const std::vector<int32_t>& tokens,
+                                     const Tokenizer& tok);
+
+ private:
+  // The Suite interface gives score() no tokenizer; make_sample() remembers the one it used for
+  // each sample (keyed by sample id and prompt digest) so score() can decode. Suite-local state,
+  // valid while the model that made the sample is loaded (the runner scores right after running).
+  mutable std::mutex mu_;
+  mutable std::unordered_map<std::string, const Tokenizer*> decoders_;
+};
+
+namespace longbench {
+// The tasks a `tasks` parameter names, in order; throws std::invalid_argument naming unknown
+// tasks, or tasks outside LongBench-E when `e`.
+std::vector<const TaskInfo*> parse_task_list(const std::string& tasks, bool e);
+// pred.py's middle truncation: when `ids` (already encoded with BOS as the model adds it) has more
+// than max_length tokens, the text of its first and last int(max_length / 2) tokens, each decoded
+// without special tokens (ill-formed UTF-8 replaced), concatenated; otherwise nullopt.
+std::optional<std::string> middle_truncate(const std::vector<int32_t>& ids, int max_length,
+                                           const Tokenizer& tok);
+}  // namespace longbench
+
+}  // namespace accel

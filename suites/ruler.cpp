@@ -1,0 +1,256 @@
+// The RULER suite (ruler.h): parameters, the sample of (task, index, seed, model) and scoring.
+//
+// Scoring needs the prediction as text, and Suite::score() receives tokens only. make_sample()
+// therefore keeps a copy of the model's tokenizer in a process-wide table keyed by a fingerprint
+// of its specification, and records the fingerprint in the sample's meta; score() decodes with it.
+// The harness always makes a case's sample before scoring it, in the same process.
+#include "suites/ruler.h"
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+
+#include "suites/ruler_corpus.h"
+#include "suites/ruler_metrics.h"
+#include "suites/ruler_niah.h"
+#include "suites/ruler_other.h"
+#include "suites/ruler_qa.h"
+#include "suites/ruler_tasks.h"
+#include "suites/ruler_text.h"
+
+namespace accel {
+
+using namespace ruler;
+
+namespace {
+
+constexpr int kNumQaFree = 11;  // the tasks before qa_1 in ruler_tasks()
+
+// FNV-1a over every field that changes how ids decode.
+std::string fingerprint(const TokenizerSpec& s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  const auto bytes = [&](const void* p, size_t n) {
+    const auto* c = static_cast<const unsigned char*>(p);
+    for (size_t i = 0; i < n; ++i) h = (h ^ c[i]) * 0x100000001b3ull;
+  };
+  const auto str = [&](const std::string& x) {
+    const uint64_t n = x.size();
+    bytes(&n, sizeof n);
+    bytes(x.data(), x.size());
+  };
+  str(s.model), str(s.pre);
+  for (const auto& t : s.tokens) str(t);
+  for (float f : s.scores) bytes(&f, sizeof f);
+  for (int32_t t : s.types) bytes(&t, sizeof t);
+  for (const auto& m : s.merges) str(m);
+  const int32_t ids[4] = {s.bos, s.eos, s.unk, s.pad};
+  bytes(ids, sizeof ids);
+  const bool flags[3] = {s.add_bos, s.add_eos, s.add_space_prefix};
+  bytes(flags, sizeof flags);
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+std::mutex g_tok_mu;
+std::map<std::string, std::unique_ptr<Tokenizer>>& tokenizers() {
+  static std::map<std::string, std::unique_ptr<Tokenizer>> m;
+  return m;
+}
+
+std::string keep_tokenizer(const Tokenizer& tok) {
+  std::string fp = fingerprint(tok.spec());
+  std::lock_guard<std::mutex> lock(g_tok_mu);
+  auto& slot = tokenizers()[fp];
+  if (!slot) slot = Tokenizer::create(tok.spec());
+  return fp;
+}
+
+std::string decode_with(const std::string& fp, const std::vector<int32_t>& ids) {
+  std::lock_guard<std::mutex> lock(g_tok_mu);
+  const auto it = tokenizers().find(fp);
+  if (it == tokenizers().end())
+    throw std::logic_error(
+        "suite 'ruler': score() needs the tokenizer its sample was made with, and make_sample() "
+        "has not run in this process");
+  return it->second->decode(ids);
+}
+
+// The task and RULER index of sample `index`.
+std::pair<const TaskConfig*, int> task_of(const std::string& choice, int index) {
+  if (choice == "all" || choice == "synthetic") {
+    const int n = choice == "all" ? int(ruler_tasks().size()) : kNumQaFree;
+    return {&ruler_tasks()[size_t(index % n)], index / n};
+  }
+  return {find_ruler_task(choice), index};
+}
+
+bool metric_is_part(const TaskConfig& t) {
+  return t.generator == Generator::Qa;
+}
+
+}  // namespace
+
+std::string RulerSuite::version() const {
+  return "1+ruler-c3f5e3b.essay-words.rule-sentences";
+}
+
+std::string RulerSuite::summary() const {
+  return "RULER (NVIDIA/RULER c3f5e3b), 13 tasks generated as its scripts do, sized in the model's "
+         "tokenizer so that input + generation fits the context; string_match_all / "
+         "string_match_part. Offline substitutes: words from the essays (not wonderwords), "
+         "rule-based sentence splitting (not nltk punkt)";
+}
+
+std::vector<ParamSpec> RulerSuite::params() const {
+  std::vector<std::string> tasks;
+  for (const auto& t : ruler_tasks()) tasks.emplace_back(t.name);
+  tasks.push_back("all");
+  tasks.push_back("synthetic");
+  std::vector<std::string> templates;
+  for (const auto& [name, text] : model_templates()) templates.emplace_back(name);
+  const auto text = [](const char* name, const char* help) {
+    return ParamSpec{name, ParamSpec::Kind::Text, "", 0, 0, false, {}, help};
+  };
+  return {
+      {"task", ParamSpec::Kind::Choice, "niah_single_1", 0, 0, false, tasks,
+       "RULER task; all: sample i takes task i % 13 (RULER index i / 13); synthetic: the 11 "
+       "without qa likewise"},
+      text("data",
+           "Paul Graham essays (file or directory of .txt files, e.g. ../shared/data/niah): the "
+           "essay haystack and, in place of wonderwords, the word lists of every task with "
+           "word keys and cwe"),
+      text("squad", "SQuAD v2.0 dev JSON (dev-v2.0.json) for qa_1"),
+      text("hotpotqa", "HotpotQA dev distractor JSON (hotpot_dev_distractor_v1.json) for qa_2"),
+      {"model_template", ParamSpec::Kind::Choice, "base", 0, 0, false, templates,
+       "RULER model template around the task (template.py); the answer prefix follows it"}};
+}
+
+std::vector<MetricSpec> RulerSuite::metrics() const {
+  return {{"ruler.score", true, Aggregation::Mean,
+           "the task's RULER metric (string_match_all; qa: string_match_part), 0-100 per sample; "
+           "the mean is RULER's task score"},
+          {"ruler.string_match_all", true, Aggregation::Mean,
+           "share of references found in the prediction (case-insensitive), 0-100"},
+          {"ruler.string_match_part", true, Aggregation::Mean,
+           "100 when any reference is found in the prediction (case-insensitive), else 0"},
+          {"ruler.null", false, Aggregation::Sum,
+           "1 when the post-processed prediction is empty (RULER's Nulls)"}};
+}
+
+Sample RulerSuite::make_sample(int context_len, int index, uint64_t seed, const SuiteContext& ctx,
+                               const nlohmann::json& params) const {
+  if (index < 0) throw std::invalid_argument("suite 'ruler': negative sample index");
+  const auto [task, ruler_index] = task_of(params.at("task").get<std::string>(), index);
+  if (!task) throw std::invalid_argument("suite 'ruler': unknown task");
+  const std::string who = "suite 'ruler': " + std::string(task->name);
+  if (!ctx.tokenizer)
+    throw std::invalid_argument(who + ": the model has no tokenizer (RULER is text)");
+  const uint64_t ruler_seed = seed + uint64_t(ruler_index);
+  if (ruler_seed < seed || ruler_seed > 0xffffffffull)
+    throw std::invalid_argument(who +
+                                ": seed + sample index must be below 2^32 (RULER seeds "
+                                "numpy with it); got " +
+                                std::to_string(seed) + " + " + std::to_string(ruler_index));
+  const Tokenizer& tok = *ctx.tokenizer;
+
+  const std::string mt_name = params.at("model_template").get<std::string>();
+  std::string_view mt;
+  for (const auto& [name, text] : model_templates())
+    if (name == mt_name) mt = text;
+  const GeneratorTemplate& gt = generator_template(task->generator);
+
+  RulerArgs a;
+  a.who = who;
+  a.max_seq_length = context_len;
+  a.tokens_to_generate = gt.tokens_to_generate;
+  a.random_seed = ruler_seed;
+  a.model_template_name = mt_name;
+  a.template_text = py_format(mt, {{"task_template", std::string(gt.task_template)}}) +
+                    std::string(gt.answer_prefix);
+  a.count_tokens = [&tok](const std::string& s) { return tok.encode(s, false, true).size(); };
+  // The BOS we prepend counts against the length, unless the model template spells it.
+  const std::string mt_head(mt.substr(0, mt.find("{task_template}")));
+  const std::vector<int32_t> head_ids =
+      mt_head.empty() ? std::vector<int32_t>{} : tok.encode(mt_head, false, true);
+  const bool template_has_bos = ctx.bos >= 0 && !head_ids.empty() && head_ids.front() == ctx.bos;
+  const int n_bos = ctx.bos >= 0 && !template_has_bos ? 1 : 0;
+  a.model_template_token = n_bos;
+
+  RulerRecord r;
+  std::shared_ptr<const EssayCorpus> essays;
+  if (needs_essays(*task)) essays = load_essays(params.at("data").get<std::string>(), who);
+  switch (task->generator) {
+    case Generator::Niah: {
+      NiahInputs in;
+      if (essays) in.essay = &essays->haystack, in.words = &essays->words;
+      r = generate_niah(*task, a, in);
+      break;
+    }
+    case Generator::VariableTracking:
+      r = generate_vt(*task, a);
+      break;
+    case Generator::CommonWords:
+      r = generate_cwe(*task, a, essays->words);
+      break;
+    case Generator::FreqWords:
+      r = generate_fwe(*task, a);
+      break;
+    case Generator::Qa: {
+      const std::string param = std::string(task->dataset);
+      const std::string path = params.at(param).get<std::string>();
+      if (path.empty())
+        throw std::invalid_argument(who + ": needs the suite parameter '" + param + "' (" +
+                                    (param == "squad" ? "SQuAD v2.0 dev-v2.0.json"
+                                                      : "HotpotQA hotpot_dev_distractor_v1.json") +
+                                    ")");
+      r = generate_qa(a, *load_qa(param, path, who), size_t(ruler_index));
+      break;
+    }
+  }
+
+  Sample s;
+  s.id = std::string(task->name) + "-" + std::to_string(ruler_index);
+  if (n_bos) s.prompt.push_back(ctx.bos);
+  const std::vector<int32_t> body = tok.encode(r.input + r.answer_prefix, false, true);
+  s.prompt.insert(s.prompt.end(), body.begin(), body.end());
+  s.max_new_tokens = a.tokens_to_generate;
+  if (s.prompt.size() + size_t(s.max_new_tokens) > size_t(context_len))
+    throw std::logic_error(who + ": sample exceeds the length budget");
+  s.reference = r.outputs;
+  s.meta = std::move(r.meta);
+  s.meta["task"] = task->name;
+  s.meta["ruler_seed"] = ruler_seed;
+  s.meta["model_template"] = mt_name;
+  s.meta["input"] = r.input;
+  s.meta["answer_prefix"] = r.answer_prefix;
+  s.meta["length"] = r.length;
+  s.meta["length_w_model_temp"] = r.length + n_bos;
+  s.meta["metric"] = metric_is_part(*task) ? "string_match_part" : "string_match_all";
+  s.meta["tokenizer"] = keep_tokenizer(tok);
+  return s;
+}
+
+Scores ruler_scores(const std::string& task, const std::string& prediction,
+                    const std::vector<std::string>& references) {
+  const TaskConfig* t = find_ruler_task(task);
+  if (!t) throw std::invalid_argument("suite 'ruler': unknown task '" + task + "'");
+  const std::string pred = postprocess_pred(prediction);
+  const double all = 100 * match_all(pred, references);
+  const double part = 100 * match_part(pred, references);
+  return {{"ruler.score", metric_is_part(*t) ? part : all},
+          {"ruler.string_match_all", all},
+          {"ruler.string_match_part", part},
+          {"ruler.null", pred.empty() ? 1.0 : 0.0}};
+}
+
+Scores RulerSuite::score(const Sample& s, const Generation& out, const Generation*,
+                         const nlohmann::json&) const {
+  const std::string text = decode_with(s.meta.at("tokenizer").get<std::string>(), out.tokens);
+  return ruler_scores(s.meta.at("task").get<std::string>(), text,
+                      s.reference.get<std::vector<std::string>>());
+}
+
+}  // namespace accel
