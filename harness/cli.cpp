@@ -20,6 +20,7 @@ int cli_main(int argc, char** argv) {
   register_results_commands(app, commands);
   register_costmodel_commands(app, commands);
   register_bench_table_command(app, commands);
+  register_kvpred_commands(app, commands);
   register_kvcalc_command(app, commands);
   try {
     app.parse(argc, argv);

@@ -34,6 +34,10 @@ void register_costmodel_commands(CLI::App& app, CliCommands& out);  // cli_costm
 void register_kvcalc_command(CLI::App& app, CliCommands& out);  // cli_kvcalc.cpp
 // `bench-table`: a kernel benchmark's JSON output as medians and bootstrap ratio intervals.
 void register_bench_table_command(CLI::App& app, CliCommands& out);  // cli_bench_table.cpp
+// `kvpred fit` / `kvpred identity`: KV Prediction's predictor files.
+void register_kvpred_commands(CLI::App& app, CliCommands& out);  // cli_kvpred.cpp
+// `models make-aux`: a layer-pruned auxiliary from a target, added under `models`.
+void add_make_aux_command(CLI::App& models, CliCommands& out);  // cli_kvpred.cpp
 // `models import-llama2c`, added under the `models` subcommand by register_models_commands.
 void add_import_llama2c_command(CLI::App& models, CliCommands& out);  // cli_import_llama2c.cpp
 

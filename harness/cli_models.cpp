@@ -48,6 +48,7 @@ void register_models_commands(CLI::App& app, CliCommands& out) {
                    return 0;
                  }});
   add_import_llama2c_command(*models, out);
+  add_make_aux_command(*models, out);
 }
 
 }  // namespace accel

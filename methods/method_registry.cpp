@@ -4,6 +4,8 @@
 #include <stdexcept>
 
 #include "methods/baseline.h"
+#include "methods/critiprefill.h"
+#include "methods/kvpred.h"
 #include "methods/method.h"
 #include "methods/pld.h"
 #include "methods/specprefill.h"
@@ -14,7 +16,9 @@ std::vector<const Method*> all_methods() {
   static const BaselineMethod baseline;
   static const SpecPrefillMethod specprefill;
   static const PldMethod pld;
-  return {&baseline, &specprefill, &pld};
+  static const CritiPrefillMethod critiprefill;
+  static const KVPredMethod kvpred;
+  return {&baseline, &specprefill, &pld, &critiprefill, &kvpred};
 }
 
 const Model& Engine::model(const std::string& role) const {

@@ -57,6 +57,11 @@ void KVCache::attend(int layer, const AttentionShape& shape, const float* q, siz
                    pos_.data());
 }
 
+void KVCache::store(int layer, const float* k, const float* v, size_t ld, size_t n) {
+  assert(n_ + n <= cap_ && layer >= 0 && layer < n_layer_);
+  storage_->store(layer, k, v, ld, n, n_);
+}
+
 void KVCache::commit(size_t n) {
   assert(n_ + n <= cap_);
   n_ += n;

@@ -56,6 +56,11 @@ class KVCache {
               const int32_t* q_pos, const float* k_new, const float* v_new, size_t ld_new, size_t n,
               float* out, size_t ldo);
   void commit(size_t n);
+  // Instead of attend(): stores the staged batch's rows of `layer` (post-RoPE keys) without
+  // computing attention, for rows made outside the cache's attention (KV Prediction's predicted
+  // rows, Model::store_pre_rope_kv; a ForwardHooks::attend layer). k, v: [n][kv_dim] with row
+  // stride ld.
+  void store(int layer, const float* k, const float* v, size_t ld, size_t n);
 
   // Keys of layer `layer` as f32 rows [capacity][kv_dim], for readers that need them unconverted
   // (SpecPrefill's draft scoring). Throws std::logic_error unless dtype() is f32.

@@ -48,6 +48,14 @@ class DenseStorage final : public KVStorage {
     attention_causal(s, b.q, b.ldq, b.q_pos, b.n, KVRows{kd, vd, kv_dim_, kFormat}, kv_pos,
                      row0 + b.n, b.out, b.ldo);
   }
+  void store(int layer, const float* k, const float* v, size_t ld, size_t n, size_t row0) override {
+    T* kd = k_[size_t(layer)].data();
+    T* vd = v_[size_t(layer)].data();
+    for (size_t t = 0; t < n; ++t) {
+      store_row(k + t * ld, kd + (row0 + t) * kv_dim_);
+      store_row(v + t * ld, vd + (row0 + t) * kv_dim_);
+    }
+  }
   const float* f32_keys(int layer) const override {
     if constexpr (kType == KVDType::F32) return k_[size_t(layer)].data();
     return nullptr;
@@ -125,6 +133,15 @@ class QuantStorage final : public KVStorage {
     }
     attention_causal(s, b.q, b.ldq, b.q_pos, b.n, kf_.data(), vf_.data(), kv_dim, kv_pos, n_kv,
                      b.out, b.ldo);
+  }
+  void store(int layer, const float* k, const float* v, size_t ld, size_t n, size_t row0) override {
+    if (n == 0) return;
+    AttendBatch b{};
+    b.k_new = k;
+    b.v_new = v;
+    b.ld_new = ld;
+    b.n = n;
+    store(records(layer), b, row0);
   }
 
  private:

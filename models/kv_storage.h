@@ -54,6 +54,11 @@ class KVStorage {
   // relative to its own attention is the type's policy; f32/f16 attend over the stored rows.
   virtual void attend(int layer, const AttentionShape& shape, const AttendBatch& b, size_t row0,
                       const int32_t* kv_pos) = 0;
+  // Stores n rows (f32, post-RoPE keys) at entries [row0, row0 + n) of `layer` as attend() would,
+  // without attending: for caches built outside the forward pass (KV Prediction). k, v: [n][kv_dim]
+  // with row stride ld.
+  virtual void store(int layer, const float* k, const float* v, size_t ld, size_t n,
+                     size_t row0) = 0;
   // f32 keys [capacity][kv_dim] of a layer, or null when the type stores something else.
   virtual const float* f32_keys(int /*layer*/) const { return nullptr; }
 };

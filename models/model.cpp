@@ -246,6 +246,33 @@ void Model::ffn_moe(const LayerWeights& L, const float* xn, size_t T, float* out
   }
 }
 
+void Model::store_pre_rope_kv(int layer0, int n_layers, const int32_t* positions, size_t n,
+                              float* k, const float* v, size_t ld, KVCache& cache) const {
+  const ModelConfig& c = cfg_;
+  const size_t kvd = size_t(c.kv_dim());
+  if (layer0 < 0 || n_layers < 1 || layer0 + n_layers > c.n_layer || cache.n_layer() != c.n_layer ||
+      cache.kv_dim() != c.kv_dim() || ld < size_t(n_layers) * kvd)
+    throw std::invalid_argument("store_pre_rope_kv: layers or KV cache shape do not match");
+  if (cache.size() + n > cache.capacity())
+    throw std::logic_error("store_pre_rope_kv: the batch was not staged");
+  for (size_t i = 0; i < n; ++i)
+    if (positions[i] < 0 || positions[i] >= c.n_ctx)
+      throw std::out_of_range("store_pre_rope_kv: position " + std::to_string(positions[i]) +
+                              " outside the model's context [0, " + std::to_string(c.n_ctx) + ")");
+  // The same kernels forward() applies to its K rows (per-head RMSNorm, then RoPE, both
+  // row-wise), so equal inputs give equal cache rows.
+  if (c.qk_norm)
+    for (int m = 0; m < n_layers; ++m)
+      for (size_t t = 0; t < n; ++t) {
+        float* kr = k + t * ld + size_t(m) * kvd;
+        rmsnorm(kr, size_t(c.n_head_kv), size_t(c.head_dim), size_t(c.head_dim),
+                layers_[size_t(layer0 + m)].k_norm.data(), c.rms_eps, kr, size_t(c.head_dim));
+      }
+  rope(k, n, ld, n_layers * c.n_head_kv, positions, c.rope);
+  for (int m = 0; m < n_layers; ++m)
+    cache.store(layer0 + m, k + size_t(m) * kvd, v + size_t(m) * kvd, ld, n);
+}
+
 std::vector<float> Model::forward(std::span<const int32_t> tokens,
                                   std::span<const int32_t> positions, KVCache& cache,
                                   std::span<const int32_t> logits_rows,
@@ -286,6 +313,7 @@ std::vector<float> Model::forward(std::span<const int32_t> tokens,
                L.qkv_bias.empty() ? nullptr : L.qkv_bias.data());
     float* q = qkv.data();
     float* k = qkv.data() + Qd;
+    if (hooks && hooks->on_pre_rope_kv) hooks->on_pre_rope_kv(l, k, k + KVd, T, ldqkv);
     if (c.qk_norm) {
       for (size_t t = 0; t < T; ++t) {
         rmsnorm(q + t * ldqkv, size_t(c.n_head), size_t(c.head_dim), size_t(c.head_dim),
@@ -298,8 +326,13 @@ std::vector<float> Model::forward(std::span<const int32_t> tokens,
     rope(k, T, ldqkv, c.n_head_kv, positions.data(), c.rope);
     if (hooks && hooks->on_query) hooks->on_query(l, q, T, ldqkv);
     const auto ta = Clock::now();
-    // The cache stores this batch's K/V in its format and attends over everything it holds.
-    cache.attend(l, shape, q, ldqkv, positions.data(), k, k + KVd, ldqkv, T, att.data(), Qd);
+    // The cache stores this batch's K/V in its format and attends over everything it holds,
+    // unless a hook computes this layer's attention itself.
+    if (hooks && hooks->attend &&
+        hooks->attend(l, {q, ldqkv, positions.data(), k, k + KVd, ldqkv, T, att.data(), Qd}))
+      cache.store(l, k, k + KVd, ldqkv, T);
+    else
+      cache.attend(l, shape, q, ldqkv, positions.data(), k, k + KVd, ldqkv, T, att.data(), Qd);
     if (prof) prof->attention_s += std::chrono::duration<double>(Clock::now() - ta).count();
     timed_gemm(prof, att.data(), T, Qd, L.wo, tmp.data(), E);
     add_inplace(x.data(), tmp.data(), T * E);

@@ -28,6 +28,16 @@ struct ForwardHooks {
   ForwardProfile* profile = nullptr;
   // After RoPE, for every layer: q is [n_tokens][n_head * head_dim] with row stride ld.
   std::function<void(int layer, const float* q, size_t n_tokens, size_t ld)> on_query;
+  // Before the K-norm (qwen3) and RoPE, for every layer: the projections' K and V (biases
+  // included), k and v [n_tokens][kv_dim] with row stride ld. KV Prediction reads pre-RoPE K/V.
+  std::function<void(int layer, const float* k, const float* v, size_t n_tokens, size_t ld)>
+      on_pre_rope_kv;
+  // Replaces one layer's attention for the batch (CritiPrefill's block-sparse prefill). Called
+  // after RoPE and on_query with the batch's queries, its new K/V rows and the output to fill, as
+  // the cache would get them (AttendBatch, kv_storage.h). Returning true means it wrote the
+  // batch's attention to `out`; the cache then stores the rows without attending. Returning false
+  // leaves the layer to the cache. ForwardProfile::attention_pairs still counts dense pairs.
+  std::function<bool(int layer, const AttendBatch& batch)> attend;
 };
 
 struct LayerWeights {
@@ -65,6 +75,15 @@ class Model {
   std::vector<float> forward(std::span<const int32_t> tokens, std::span<const int32_t> positions,
                              KVCache& cache, std::span<const int32_t> logits_rows,
                              const ForwardHooks* hooks = nullptr) const;
+
+  // Writes K/V rows made outside forward() (KV Prediction's predicted pre-RoPE rows) into layers
+  // [layer0, layer0 + n_layers) of a cache whose batch was staged with cache.stage(positions, n):
+  // applies this model's K-norm (qwen3) and RoPE at positions[i] to k in place, with the same
+  // kernels forward() uses (one RoPE call covers every layer's heads), and stores k and v without
+  // attending. k, v: [n][n_layers * kv_dim] with row stride ld, layer layer0 + m in columns
+  // [m kv_dim, (m + 1) kv_dim). Once every layer is stored, cache.commit(n).
+  void store_pre_rope_kv(int layer0, int n_layers, const int32_t* positions, size_t n, float* k,
+                         const float* v, size_t ld, KVCache& cache) const;
 
   // Embedding row of a token as float (dequantized): [n_embd].
   void embed(int32_t token, float* out) const;
