@@ -155,15 +155,20 @@ inline void dequant_int4(const uint8_t* rec, float* t) {
   }
 }
 
-template <int D>
-inline void dequant_q8(const uint8_t* rec, float* t) {
+// q8_0 values are in element order in both the tile and the rows: one definition for both.
+void dequant_q8_natural(const uint8_t* rec, int D, float* x) {
   for (int g = 0; g < D / kKVQuantGroup; ++g) {
     const uint8_t* blk = rec + g * sizeof(BlockQ8_0);
     const vf d = set1(half_to_float(blk));
     const int8_t* qs = reinterpret_cast<const int8_t*>(blk + 2);
     for (int h = 0; h < kKVQuantGroup / W; ++h)
-      store(t + g * kKVQuantGroup + h * W, mul(from_i8(qs + h * W), d));
+      store(x + g * kKVQuantGroup + h * W, mul(from_i8(qs + h * W), d));
   }
+}
+
+template <int D>
+inline void dequant_q8(const uint8_t* rec, float* t) {
+  dequant_q8_natural(rec, D, t);
 }
 
 template <KVQuant F, int D>
@@ -217,16 +222,6 @@ void dequant_int4_natural(const uint8_t* rec, int D, float* x) {
       store(dst + W, _mm256_permute2f128_ps(a, b, 0x31));
 #endif
     }
-  }
-}
-
-void dequant_q8_natural(const uint8_t* rec, int D, float* x) {
-  for (int g = 0; g < D / kKVQuantGroup; ++g) {
-    const uint8_t* blk = rec + g * sizeof(BlockQ8_0);
-    const vf d = set1(half_to_float(blk));
-    const int8_t* qs = reinterpret_cast<const int8_t*>(blk + 2);
-    for (int h = 0; h < kKVQuantGroup / W; ++h)
-      store(x + g * kKVQuantGroup + h * W, mul(from_i8(qs + h * W), d));
   }
 }
 
