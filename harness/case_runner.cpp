@@ -215,7 +215,7 @@ std::vector<results::TrialRecord> run_case(const CaseInput& in,
   const Generation scored = need.kind == ReferenceNeed::Kind::ForcedLogits
                                 ? std::move(forced)
                                 : Generation{first.tokens, {}};
-  const Scores scores = suite.score(sample, scored, reference, sp);
+  const Scores scores = suite.score(sample, scored, reference, in.models.suite_context(), sp);
   for (auto& r : trials) r.scores = scores;
   return trials;
 }

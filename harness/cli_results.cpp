@@ -2,9 +2,11 @@
 // commands open stores read-only, so a mistyped path is an error naming the file, never a new
 // empty store. Exit codes: 0 ok, 1 error (cli_main), 3 = compare found a regression.
 #include <cstdio>
+#include <stdexcept>
 
 #include "harness/cli.h"
 #include "reports/compare.h"
+#include "reports/niah_report.h"
 #include "reports/tables.h"
 #include "results/result_store.h"
 
@@ -16,7 +18,7 @@ constexpr int kExitRegression = 3;
 
 void register_results_commands(CLI::App& app, CliCommands& out) {
   struct ReportArgs {
-    std::string db, table, format = "md", where, param;
+    std::string db, table, format = "md", where, param, svg;
   };
   auto r = std::make_shared<ReportArgs>();
   CLI::App* report = app.add_subcommand("report", "Print a table from a results store");
@@ -26,8 +28,8 @@ void register_results_commands(CLI::App& app, CliCommands& out) {
                    "ttft, phases, ablation, costmodel (SpecPrefill ratio model), agreement "
                    "(with the reference), decode (decode tok/s and KV bytes per token against "
                    "the f32-cache baseline), suite (every suite metric by its declaration), "
-                   "parity (token-exact parity and the cross-configuration matrix), runs or "
-                   "trials")
+                   "parity (token-exact parity and the cross-configuration matrix), niah (NIAH "
+                   "score by needle depth and context length), runs or trials")
       ->required()
       ->check(CLI::IsMember(reports::report_names()));
   report->add_option("--format", r->format, "md, csv, latex or json")
@@ -35,13 +37,21 @@ void register_results_commands(CLI::App& app, CliCommands& out) {
   report->add_option("--where", r->where,
                      "SQL expression over trials columns, e.g. \"context_len >= 8192\"");
   report->add_option("--param", r->param, "Swept parameter for --table ablation (e.g. keep)");
+  report->add_option("--svg", r->svg,
+                     "With --table niah: also write one heatmap per configuration (depth x "
+                     "context length, colour = score) as DIR/niah-<configuration>.svg");
   out.push_back({report, [r] {
+                   if (!r->svg.empty() && r->table != "niah")
+                     throw std::invalid_argument("--svg draws NIAH heatmaps: use --table niah");
                    const auto store = results::ResultStore::open_readonly(r->db);
                    reports::ReportOptions opt;
                    opt.where = r->where;
                    opt.param = r->param;
                    const reports::Table t = reports::make_report(store, r->table, opt);
                    std::fputs(reports::render(t, reports::parse_format(r->format)).c_str(), stdout);
+                   if (!r->svg.empty())
+                     for (const auto& p : reports::write_niah_heatmaps(store, opt, r->svg))
+                       std::fprintf(stderr, "wrote %s\n", p.c_str());
                    return 0;
                  }});
 

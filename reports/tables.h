@@ -84,7 +84,8 @@ Table suite_table(const results::ResultStore& store, const ReportOptions& opt);
 // context) with identical output tokens, the diagonal = share of samples whose trials all repeat
 // the first trial's tokens.
 Table parity_table(const results::ResultStore& store, const ReportOptions& opt);
-// The names above plus "costmodel" (cost_model.h) and dispatch by name.
+// The names above plus "costmodel" (cost_model.h) and "niah" (niah_report.h), and dispatch by
+// name.
 const std::vector<std::string>& report_names();
 Table make_report(const results::ResultStore& store, const std::string& name,
                   const ReportOptions& opt);

@@ -74,7 +74,7 @@ ReferenceNeed AgreementSuite::reference_need(const nlohmann::json& params) const
 }
 
 Scores AgreementSuite::score(const Sample&, const Generation& out, const Generation* reference,
-                             const nlohmann::json&) const {
+                             const SuiteContext&, const nlohmann::json&) const {
   if (!reference) return {};  // the reference method itself
   const Agreement a = agreement(reference->logits, out.logits);
   return {{"agreement.first_token", a.first_token},

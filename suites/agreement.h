@@ -43,7 +43,7 @@ class AgreementSuite : public SyntheticSuite {
   std::vector<MetricSpec> metrics() const override;
   ReferenceNeed reference_need(const nlohmann::json& params) const override;
   Scores score(const Sample& s, const Generation& out, const Generation* reference,
-               const nlohmann::json& params) const override;
+               const SuiteContext& ctx, const nlohmann::json& params) const override;
 };
 
 }  // namespace accel

@@ -87,15 +87,6 @@ Located locate(const nlohmann::json& params, int index) {
                               " records");
 }
 
-std::string decoder_key(const Sample& s) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a over the prompt ids
-  for (int32_t t : s.prompt) {
-    h ^= uint32_t(t);
-    h *= 1099511628211ull;
-  }
-  return s.id + "|" + std::to_string(s.prompt.size()) + "|" + std::to_string(h);
-}
-
 std::vector<longbench::U32> u32_list(const nlohmann::json& v) {
   std::vector<longbench::U32> out;
   if (v.is_array())
@@ -226,10 +217,6 @@ Sample LongBenchSuite::make_sample(int context_len, int index, uint64_t /*seed*/
   }
   if (e) meta["bucket"] = longbench::length_bucket(r.length);
   s.meta = std::move(meta);
-
-  std::lock_guard<std::mutex> lock(mu_);
-  if (decoders_.size() > (size_t(1) << 16)) decoders_.clear();
-  decoders_[decoder_key(s)] = &tok;
   return s;
 }
 
@@ -267,18 +254,11 @@ Scores LongBenchSuite::score_prediction(const Sample& s, std::string_view predic
 }
 
 Scores LongBenchSuite::score(const Sample& s, const Generation& out, const Generation*,
-                             const nlohmann::json& params) const {
-  const Tokenizer* tok = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    const auto it = decoders_.find(decoder_key(s));
-    if (it != decoders_.end()) tok = it->second;
-  }
-  if (!tok)
-    throw std::logic_error("suite 'longbench': sample '" + s.id +
-                           "' was not made by this suite in this process, so there is no "
-                           "tokenizer to decode its generation with");
-  return score_prediction(s, prediction_text(s, out.tokens, *tok), params);
+                             const SuiteContext& ctx, const nlohmann::json& params) const {
+  if (!ctx.tokenizer)
+    throw std::invalid_argument("suite 'longbench': sample '" + s.id +
+                                "': the model has no tokenizer to decode the generation with");
+  return score_prediction(s, prediction_text(s, out.tokens, *ctx.tokenizer), params);
 }
 
 }  // namespace accel

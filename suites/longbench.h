@@ -6,10 +6,9 @@
 // jieba's (no dictionary here): runs of Han characters are cut into single characters, so the
 // Chinese tasks' F1 and ROUGE-L are character-level; the version says so.
 #pragma once
-#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "suites/longbench_tasks.h"
@@ -36,8 +35,10 @@ class LongBenchSuite : public Suite {
   std::vector<MetricSpec> metrics() const override;
   Sample make_sample(int context_len, int index, uint64_t seed, const SuiteContext& ctx,
                      const nlohmann::json& params) const override;
+  // Decodes the generation with the model's tokenizer (ctx.tokenizer) as prediction_text() says,
+  // then scores it as score_prediction() does.
   Scores score(const Sample& s, const Generation& out, const Generation* reference,
-               const nlohmann::json& params) const override;
+               const SuiteContext& ctx, const nlohmann::json& params) const override;
 
   // What score() does once the generation is text: eval.py's per-sample score (x 100) under the
   // sample's task metric name, and its bucket metric for LongBench-E.
@@ -49,13 +50,6 @@ class LongBenchSuite : public Suite {
   // tokens, ill-formed UTF-8 replaced by U+FFFD.
   static std::string prediction_text(const Sample& s, const std::vector<int32_t>& tokens,
                                      const Tokenizer& tok);
-
- private:
-  // The Suite interface gives score() no tokenizer; make_sample() remembers the one it used for
-  // each sample (keyed by sample id and prompt digest) so score() can decode. Suite-local state,
-  // valid while the model that made the sample is loaded (the runner scores right after running).
-  mutable std::mutex mu_;
-  mutable std::unordered_map<std::string, const Tokenizer*> decoders_;
 };
 
 namespace longbench {

@@ -81,7 +81,7 @@ Sample ParitySuite::make_sample(int context_len, int index, uint64_t seed, const
 }
 
 Scores ParitySuite::score(const Sample&, const Generation& out, const Generation* reference,
-                          const nlohmann::json&) const {
+                          const SuiteContext&, const nlohmann::json&) const {
   if (!reference) return {};  // the reference method itself
   const ParityResult r = compare_tokens(reference->tokens, out.tokens);
   return {{"parity.exact", r.exact ? 1.0 : 0.0},

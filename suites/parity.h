@@ -43,7 +43,7 @@ class ParitySuite : public Suite {
     return {ReferenceNeed::Kind::Tokens, 0};
   }
   Scores score(const Sample& s, const Generation& out, const Generation* reference,
-               const nlohmann::json& params) const override;
+               const SuiteContext& ctx, const nlohmann::json& params) const override;
 };
 
 }  // namespace accel

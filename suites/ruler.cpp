@@ -1,15 +1,7 @@
 // The RULER suite (ruler.h): parameters, the sample of (task, index, seed, model) and scoring.
-//
-// Scoring needs the prediction as text, and Suite::score() receives tokens only. make_sample()
-// therefore keeps a copy of the model's tokenizer in a process-wide table keyed by a fingerprint
-// of its specification, and records the fingerprint in the sample's meta; score() decodes with it.
-// The harness always makes a case's sample before scoring it, in the same process.
 #include "suites/ruler.h"
 
-#include <cstdio>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 
 #include "suites/ruler_corpus.h"
@@ -27,56 +19,6 @@ using namespace ruler;
 namespace {
 
 constexpr int kNumQaFree = 11;  // the tasks before qa_1 in ruler_tasks()
-
-// FNV-1a over every field that changes how ids decode.
-std::string fingerprint(const TokenizerSpec& s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  const auto bytes = [&](const void* p, size_t n) {
-    const auto* c = static_cast<const unsigned char*>(p);
-    for (size_t i = 0; i < n; ++i) h = (h ^ c[i]) * 0x100000001b3ull;
-  };
-  const auto str = [&](const std::string& x) {
-    const uint64_t n = x.size();
-    bytes(&n, sizeof n);
-    bytes(x.data(), x.size());
-  };
-  str(s.model), str(s.pre);
-  for (const auto& t : s.tokens) str(t);
-  for (float f : s.scores) bytes(&f, sizeof f);
-  for (int32_t t : s.types) bytes(&t, sizeof t);
-  for (const auto& m : s.merges) str(m);
-  const int32_t ids[4] = {s.bos, s.eos, s.unk, s.pad};
-  bytes(ids, sizeof ids);
-  const bool flags[3] = {s.add_bos, s.add_eos, s.add_space_prefix};
-  bytes(flags, sizeof flags);
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return hex;
-}
-
-std::mutex g_tok_mu;
-std::map<std::string, std::unique_ptr<Tokenizer>>& tokenizers() {
-  static std::map<std::string, std::unique_ptr<Tokenizer>> m;
-  return m;
-}
-
-std::string keep_tokenizer(const Tokenizer& tok) {
-  std::string fp = fingerprint(tok.spec());
-  std::lock_guard<std::mutex> lock(g_tok_mu);
-  auto& slot = tokenizers()[fp];
-  if (!slot) slot = Tokenizer::create(tok.spec());
-  return fp;
-}
-
-std::string decode_with(const std::string& fp, const std::vector<int32_t>& ids) {
-  std::lock_guard<std::mutex> lock(g_tok_mu);
-  const auto it = tokenizers().find(fp);
-  if (it == tokenizers().end())
-    throw std::logic_error(
-        "suite 'ruler': score() needs the tokenizer its sample was made with, and make_sample() "
-        "has not run in this process");
-  return it->second->decode(ids);
-}
 
 // The task and RULER index of sample `index`.
 std::pair<const TaskConfig*, int> task_of(const std::string& choice, int index) {
@@ -229,7 +171,6 @@ Sample RulerSuite::make_sample(int context_len, int index, uint64_t seed, const 
   s.meta["length"] = r.length;
   s.meta["length_w_model_temp"] = r.length + n_bos;
   s.meta["metric"] = metric_is_part(*task) ? "string_match_part" : "string_match_all";
-  s.meta["tokenizer"] = keep_tokenizer(tok);
   return s;
 }
 
@@ -247,8 +188,11 @@ Scores ruler_scores(const std::string& task, const std::string& prediction,
 }
 
 Scores RulerSuite::score(const Sample& s, const Generation& out, const Generation*,
-                         const nlohmann::json&) const {
-  const std::string text = decode_with(s.meta.at("tokenizer").get<std::string>(), out.tokens);
+                         const SuiteContext& ctx, const nlohmann::json&) const {
+  if (!ctx.tokenizer)
+    throw std::invalid_argument("suite 'ruler': sample '" + s.id +
+                                "': the model has no tokenizer to decode the generation with");
+  const std::string text = ctx.tokenizer->decode(out.tokens);
   return ruler_scores(s.meta.at("task").get<std::string>(), text,
                       s.reference.get<std::vector<std::string>>());
 }

@@ -30,10 +30,10 @@ class RulerSuite : public Suite {
   std::vector<MetricSpec> metrics() const override;
   Sample make_sample(int context_len, int index, uint64_t seed, const SuiteContext& ctx,
                      const nlohmann::json& params) const override;
-  // Decodes the generation with the tokenizer the sample was made with (kept by make_sample in
-  // this process; see ruler.cpp), post-processes it as RULER does and matches the references.
+  // Decodes the generation with the model's tokenizer (ctx.tokenizer, the one the sample was made
+  // with), post-processes it as RULER does and matches the references.
   Scores score(const Sample& s, const Generation& out, const Generation* reference,
-               const nlohmann::json& params) const override;
+               const SuiteContext& ctx, const nlohmann::json& params) const override;
 };
 
 // Scores of one prediction text against a sample's references (what score() does after decoding).

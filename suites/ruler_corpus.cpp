@@ -96,6 +96,7 @@ std::shared_ptr<const EssayCorpus> build(const std::string& data, const std::str
   c->source = data;
   c->haystack = py_collapse_split(text);
   c->words = words_from_text(text);
+  c->text = std::move(text);
   if (c->words.adjs.empty() || c->words.nouns.empty())
     throw std::invalid_argument(who + ": essay text at data '" + data +
                                 "' has too few words to draw keys from");

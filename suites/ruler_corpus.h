@@ -33,6 +33,7 @@ WordLists words_from_text(std::string_view text);
 
 struct EssayCorpus {
   std::string source;                 // the path given
+  std::string text;                   // the files joined, as read (the NIAH haystack, niah.h)
   std::vector<std::string> haystack;  // re.sub(r"\s+", " ", text).split(" ")
   WordLists words;
 };

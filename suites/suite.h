@@ -70,9 +70,11 @@ class Suite {
                              const nlohmann::json& params) const = 0;
   virtual ReferenceNeed reference_need(const nlohmann::json& /*params*/) const { return {}; }
   // Scores one generation; `reference` is non-null exactly when reference_need() is not None and
-  // the scored method is not the reference itself. Returns only declared metric names.
+  // the scored method is not the reference itself. `ctx` is the context make_sample() was given
+  // for `s` (the evaluated model's), so a suite that scores text decodes `out` with
+  // ctx.tokenizer. Returns only declared metric names.
   virtual Scores score(const Sample& s, const Generation& out, const Generation* reference,
-                       const nlohmann::json& params) const = 0;
+                       const SuiteContext& ctx, const nlohmann::json& params) const = 0;
 };
 
 nlohmann::json resolve_suite_params(const Suite& s, const nlohmann::json& given);

@@ -4,7 +4,9 @@
 
 #include "suites/agreement.h"
 #include "suites/longbench.h"
+#include "suites/niah.h"
 #include "suites/parity.h"
+#include "suites/probes.h"
 #include "suites/ruler.h"
 #include "suites/suite.h"
 #include "suites/synthetic.h"
@@ -17,7 +19,9 @@ std::vector<const Suite*> all_suites() {
   static const ParitySuite parity;
   static const RulerSuite ruler;
   static const LongBenchSuite longbench;
-  return {&synthetic, &agreement, &parity, &ruler, &longbench};
+  static const NiahSuite niah;
+  static const ProbesSuite probes;
+  return {&synthetic, &agreement, &parity, &ruler, &longbench, &niah, &probes};
 }
 
 const Suite& find_suite(const std::string& name) {

@@ -15,7 +15,7 @@ class SyntheticSuite : public Suite {
   std::vector<MetricSpec> metrics() const override { return {}; }
   Sample make_sample(int context_len, int index, uint64_t seed, const SuiteContext& ctx,
                      const nlohmann::json& params) const override;
-  Scores score(const Sample&, const Generation&, const Generation*,
+  Scores score(const Sample&, const Generation&, const Generation*, const SuiteContext&,
                const nlohmann::json&) const override {
     return {};
   }

@@ -135,20 +135,33 @@ TEST_F(LongBench, ScoresTheDecodedGenerationUpToEos) {
   const auto junk = bytes(" and more words");
   g.tokens.insert(g.tokens.end(), junk.begin(), junk.end());
   EXPECT_EQ(LongBenchSuite::prediction_text(s, g.tokens, *tok), " Wiki-103");
-  const Scores sc = suite.score(s, g, nullptr, p);
+  const Scores sc = suite.score(s, g, nullptr, ctx, p);
   ASSERT_EQ(sc.size(), 1u);
   EXPECT_EQ(sc.at("longbench.qasper"), 100.0);
   g.tokens = bytes("Wiki-103 corpus");  // F1 with the best answer "the Wiki-103 corpus": 1
-  EXPECT_EQ(suite.score(s, g, nullptr, p).at("longbench.qasper"), 100.0);
+  EXPECT_EQ(suite.score(s, g, nullptr, ctx, p).at("longbench.qasper"), 100.0);
   g.tokens = bytes("Wikipedia");
-  EXPECT_EQ(suite.score(s, g, nullptr, p).at("longbench.qasper"), 0.0);
+  EXPECT_EQ(suite.score(s, g, nullptr, ctx, p).at("longbench.qasper"), 0.0);
   // Ill-formed bytes decode to U+FFFD instead of failing.
   g.tokens = {0xC3, 'x'};
   EXPECT_EQ(LongBenchSuite::prediction_text(s, g.tokens, *tok), "\xEF\xBF\xBDx");
-  // A sample this suite object did not make cannot be decoded.
-  Sample other = s;
-  other.id = "qasper/99";
-  EXPECT_THROW(suite.score(other, g, nullptr, p), std::logic_error);
+
+  // Scoring needs no state from make_sample: another suite object scores the sample through the
+  // context it is given, and a vocabulary whose letters are rotated by one decodes the same ids
+  // to other words (F1 0).
+  g.tokens = bytes(" Wiki-103");
+  EXPECT_EQ(LongBenchSuite().score(s, g, nullptr, ctx, p).at("longbench.qasper"), 100.0);
+  TokenizerSpec spec = byte_level_tokenizer_spec();
+  for (int c = 'a'; c <= 'z'; ++c)
+    spec.tokens[size_t(c)] = std::string(1, char('a' + (c - 'a' + 1) % 26));
+  const auto rotated = Tokenizer::create(spec);
+  SuiteContext rctx = ctx;
+  rctx.tokenizer = rotated.get();
+  EXPECT_EQ(LongBenchSuite::prediction_text(s, g.tokens, *rotated), " Wjlj-103");
+  EXPECT_EQ(suite.score(s, g, nullptr, rctx, p).at("longbench.qasper"), 0.0);
+  SuiteContext no_tok = ctx;
+  no_tok.tokenizer = nullptr;
+  EXPECT_THROW(suite.score(s, g, nullptr, no_tok, p), std::invalid_argument);
 }
 
 TEST_F(LongBench, SamsumStopsAtANewlineExceptAsTheFirstToken) {
@@ -160,7 +173,7 @@ TEST_F(LongBench, SamsumStopsAtANewlineExceptAsTheFirstToken) {
   EXPECT_EQ(LongBenchSuite::prediction_text(s, g.tokens, *tok),
             "\nAnn and Bob will have lunch at noon.");
   // ROUGE-L of the (first-line) prediction against the identical summary.
-  EXPECT_EQ(suite.score(s, g, nullptr, p).at("longbench.samsum"), 100 * 0.999999995);
+  EXPECT_EQ(suite.score(s, g, nullptr, ctx, p).at("longbench.samsum"), 100 * 0.999999995);
 }
 
 TEST_F(LongBench, ClassificationUsesTheFileLastAllClassesAndFirstLine) {

@@ -66,7 +66,7 @@ TEST(ParitySuite, ScoresAreTheDeclaredMetricsAndTheReferenceGetsNone) {
   Generation ref, got;
   ref.tokens = {10, 11, 12, 13};
   got.tokens = {10, 11, 99, 13};
-  const Scores sc = s.score(Sample{}, got, &ref, p);
+  const Scores sc = s.score(Sample{}, got, &ref, {}, p);
   std::set<std::string> declared;
   for (const auto& m : s.metrics()) declared.insert(m.name);
   ASSERT_EQ(sc.size(), declared.size());
@@ -76,8 +76,8 @@ TEST(ParitySuite, ScoresAreTheDeclaredMetricsAndTheReferenceGetsNone) {
   EXPECT_EQ(sc.at("parity.matching_prefix_frac"), 0.5);
   EXPECT_EQ(sc.at("parity.ref_token_at_divergence"), 12.0);
   EXPECT_EQ(sc.at("parity.method_token_at_divergence"), 99.0);
-  EXPECT_EQ(s.score(Sample{}, ref, &ref, p).at("parity.exact"), 1.0);
-  EXPECT_TRUE(s.score(Sample{}, got, nullptr, p).empty());
+  EXPECT_EQ(s.score(Sample{}, ref, &ref, {}, p).at("parity.exact"), 1.0);
+  EXPECT_TRUE(s.score(Sample{}, got, nullptr, {}, p).empty());
   EXPECT_EQ(s.reference_need(p).kind, ReferenceNeed::Kind::Tokens);
 }
 

@@ -1,5 +1,5 @@
 // The ruler suite as the harness sees it: registry and parameters, the mapping of sample indices
-// to tasks, scoring of generated tokens through the model's tokenizer, and clear refusals.
+// to tasks, scoring of generated tokens through the context's tokenizer, and clear refusals.
 #include "suites/ruler.h"
 
 #include <gtest/gtest.h>
@@ -56,18 +56,32 @@ TEST_F(RulerSuiteTest, ScoresTheDecodedGenerationAgainstTheReferences) {
   Generation out;
   out.tokens = tok->encode(" " + gold[0] + ", " + gold[2] + "\n", false, false);
   out.tokens.push_back(257);  // EOS decodes to nothing
-  Scores sc = s.score(sample, out, nullptr, p);
+  Scores sc = s.score(sample, out, nullptr, ctx, p);
   EXPECT_NEAR(sc.at("ruler.score"), 200.0 / 3, 1e-12);
   EXPECT_EQ(sc.at("ruler.string_match_part"), 100.0);
   EXPECT_EQ(sc.at("ruler.null"), 0.0);
+  const std::vector<int32_t> answer = out.tokens;
   out.tokens = {257};
-  sc = s.score(sample, out, nullptr, p);
+  sc = s.score(sample, out, nullptr, ctx, p);
   EXPECT_EQ(sc.at("ruler.score"), 0.0);
   EXPECT_EQ(sc.at("ruler.null"), 1.0);
-  // A sample whose tokenizer this process never saw cannot be decoded.
-  Sample foreign = sample;
-  foreign.meta["tokenizer"] = "0000000000000000";
-  EXPECT_THROW(s.score(foreign, out, nullptr, p), std::logic_error);
+
+  // The generation is decoded with the context's tokenizer, whatever made the sample: through a
+  // vocabulary whose letters are rotated by one the same ids spell other words, and that
+  // vocabulary's own encoding of the answer scores as the answer.
+  TokenizerSpec spec = byte_level_tokenizer_spec();
+  for (int c = 'a'; c <= 'z'; ++c)
+    spec.tokens[size_t(c)] = std::string(1, char('a' + (c - 'a' + 1) % 26));
+  const auto rotated = Tokenizer::create(spec);
+  const SuiteContext rctx{258, 256, 257, rotated.get()};
+  out.tokens = answer;
+  EXPECT_EQ(s.score(sample, out, nullptr, rctx, p).at("ruler.score"), 0.0);
+  out.tokens = rotated->encode(" " + gold[0] + ", " + gold[2] + "\n", false, false);
+  ASSERT_NE(out.tokens, answer);
+  EXPECT_NEAR(s.score(sample, out, nullptr, rctx, p).at("ruler.score"), 200.0 / 3, 1e-12);
+  // A model without a tokenizer cannot be scored.
+  const SuiteContext no_tok{258, 256, 257, nullptr};
+  EXPECT_THROW(s.score(sample, out, nullptr, no_tok, p), std::invalid_argument);
 }
 
 TEST_F(RulerSuiteTest, AllAndSyntheticTakeTheTasksInTurn) {

@@ -62,14 +62,14 @@ TEST(Suites, AgreementNeedsForcedLogitsAndScoresAgainstTheReference) {
   const Generation ref{{0, 1}, {{2.f, 0.f, 0.f}, {0.f, 3.f, 0.f}}};
   const Generation same = ref, other{{0, 2}, {{2.f, 0.f, 0.f}, {0.f, 0.f, 3.f}}};
   const Sample sample;
-  Scores sc = s.score(sample, same, &ref, p);
+  Scores sc = s.score(sample, same, &ref, {}, p);
   EXPECT_EQ(sc.at("agreement.top1"), 1.0);
   EXPECT_EQ(sc.at("agreement.kl_mean"), 0.0);
-  sc = s.score(sample, other, &ref, p);
+  sc = s.score(sample, other, &ref, {}, p);
   EXPECT_EQ(sc.at("agreement.first_token"), 1.0);
   EXPECT_EQ(sc.at("agreement.top1"), 0.5);
   EXPECT_GT(sc.at("agreement.kl_max"), 1.0);
-  EXPECT_TRUE(s.score(sample, same, nullptr, p).empty()) << "the reference scores nothing";
+  EXPECT_TRUE(s.score(sample, same, nullptr, {}, p).empty()) << "the reference scores nothing";
   std::set<std::string> declared;
   for (const auto& m : s.metrics()) declared.insert(m.name);
   for (const auto& [name, v] : sc) EXPECT_TRUE(declared.count(name)) << name;
