@@ -206,8 +206,10 @@ TEST_F(RulerByteLevel, NoiseAndNeedleHaystacksPlaceNeedlesOnTheirLines) {
     const std::string input = s.meta["input"].get<std::string>();
     const std::string context =
         input.substr(input.find('\n') + 1, input.rfind('\n') - input.find('\n') - 1);
+    // Named: py_split returns views into its argument, which must outlive the loop.
+    const std::string marked = py_replace(context, " ", "\x01");
     std::vector<std::string> lines;
-    for (auto v : py_split(py_replace(context, " ", "\x01"))) lines.emplace_back(v);
+    for (auto v : py_split(marked)) lines.emplace_back(v);
     const auto needles = s.meta["needles"].get<std::vector<std::string>>();
     const auto line = s.meta["needle_line"].get<std::vector<size_t>>();
     ASSERT_EQ(lines.size(), size_t(s.meta["haystack"].get<int>()) + needles.size()) << task;
@@ -243,7 +245,8 @@ TEST(RulerNiah, KeysAndDistractorsNeverCollideEvenWithFourPossibleKeys) {
     const std::string gold = rd.outputs.at(0);
     const auto needles = rd.meta["needles"].get<std::vector<std::string>>();
     size_t lines = 0;
-    for (auto line : py_split(py_replace(rd.input, " ", "\x01"))) {
+    const std::string marked = py_replace(rd.input, " ", "\x01");  // outlives py_split's views
+    for (auto line : py_split(marked)) {
       const std::string l = py_replace(line, "\x01", " ");
       if (l.rfind("One of the special magic", 0) != 0 || l == needles[0]) continue;
       ++lines;
