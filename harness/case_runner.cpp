@@ -69,6 +69,26 @@ Request scoring_request(const Request& r, int steps) {
   return s;
 }
 
+bool forced_kind(const ReferenceNeed& need) {
+  return need.kind == ReferenceNeed::Kind::ForcedLogits ||
+         need.kind == ReferenceNeed::Kind::ForcedContinuation;
+}
+
+// The request the reference runs for scoring: its plain request, or a scoring run (teacher-forced
+// on the sample's continuation for ForcedContinuation).
+Request reference_request(const Request& r, const ReferenceNeed& need, const Sample& s) {
+  if (!forced_kind(need)) return r;
+  Request f = scoring_request(r, need.steps);
+  if (need.kind == ReferenceNeed::Kind::ForcedContinuation) {
+    if (s.continuation.size() != size_t(need.steps))
+      throw std::logic_error("sample '" + s.id + "': " + std::to_string(s.continuation.size()) +
+                             " continuation tokens for " + std::to_string(need.steps) +
+                             " forced steps");
+    f.forced_tokens = s.continuation;
+  }
+  return f;
+}
+
 Generation generation_of(Outcome&& o) {
   return {std::move(o.tokens), std::move(o.logits)};
 }
@@ -79,13 +99,12 @@ std::tuple<size_t, int, int> reference_key(const CaseInput& in) {
 
 // The reference method's generation for this (set, context, sample), run once and cached.
 const Generation& reference_for(const CaseInput& in, const Request& req, const ReferenceNeed& need,
-                                CaseTimes& times) {
+                                const Sample& sample, CaseTimes& times) {
   const auto key = reference_key(in);
   if (const auto it = in.references.find(key); it != in.references.end()) return it->second;
   const auto t0 = Clock::now();
   const Method& ref = find_method(in.plan.reference.method);
-  const Request r =
-      need.kind == ReferenceNeed::Kind::ForcedLogits ? scoring_request(req, need.steps) : req;
+  const Request r = reference_request(req, need, sample);
   Generation g = generation_of(ref.run(engine_for(in, ref, "f32"), r, in.plan.reference.params));
   times.setup_s += since(t0);
   return in.references[key] = std::move(g);
@@ -184,7 +203,7 @@ std::vector<results::TrialRecord> run_case(const CaseInput& in,
   const double setup_before = times.setup_s;
   const Generation* reference = nullptr;
   if (need.kind != ReferenceNeed::Kind::None && !self_ref)
-    reference = &reference_for(in, req, need, times);
+    reference = &reference_for(in, req, need, sample, times);
   int warmups_left = in.plan.warmup;
   const auto ref_key = reference_key(in);
   if (self_ref && need.kind == ReferenceNeed::Kind::ForcedLogits && warmups_left > 0 &&
@@ -194,12 +213,16 @@ std::vector<results::TrialRecord> run_case(const CaseInput& in,
         generation_of(method.run(engine, scoring_request(req, need.steps), in.c.params));
     --warmups_left;
   }
-  Generation forced;  // the method's teacher-forced run (ForcedLogits), doubling as a warm-up
+  Generation forced;  // the method's teacher-forced run (Forced*), doubling as a warm-up
   if (need.kind == ReferenceNeed::Kind::ForcedLogits && reference) {
     Request r = scoring_request(req, need.steps);
     r.forced_tokens = reference->tokens;
     forced = generation_of(method.run(engine, r, in.c.params));
     --warmups_left;
+  } else if (need.kind == ReferenceNeed::Kind::ForcedContinuation) {
+    forced = generation_of(method.run(engine, reference_request(req, need, sample), in.c.params));
+    --warmups_left;
+    if (self_ref && !in.references.count(ref_key)) in.references[ref_key] = forced;
   }
   for (int w = 0; w < warmups_left && !in.interrupts; ++w) method.run(engine, req, in.c.params);
   times.warmup_s += since(t_warm) - (times.setup_s - setup_before);
@@ -212,11 +235,16 @@ std::vector<results::TrialRecord> run_case(const CaseInput& in,
     if (t == 0) first = std::move(o);
   }
   if (trials.empty()) return trials;
-  const Generation scored = need.kind == ReferenceNeed::Kind::ForcedLogits
-                                ? std::move(forced)
-                                : Generation{first.tokens, {}};
-  const Scores scores = suite.score(sample, scored, reference, in.models.suite_context(), sp);
-  for (auto& r : trials) r.scores = scores;
+  const Generation scored = forced_kind(need) ? std::move(forced) : Generation{first.tokens, {}};
+  const SuiteContext ctx = in.models.suite_context();
+  const Scores scores = suite.score(sample, scored, reference, ctx, sp);
+  std::optional<std::string> prediction;
+  if (ctx.tokenizer && !forced_kind(need)) prediction = ctx.tokenizer->decode(first.tokens);
+  for (auto& r : trials) {
+    r.scores = scores;
+    r.prediction = prediction;
+    r.sample_reference = sample.reference;
+  }
   return trials;
 }
 

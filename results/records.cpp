@@ -155,6 +155,7 @@ TrialRecord make_failed(TrialRecord r, std::string error) {
   r.peak_rss_bytes = 0;
   r.kv_bytes = 0;
   r.output_tokens.clear();
+  r.prediction.reset();
   r.scores.clear();
   r.stats = nlohmann::json::object();
   r.other_cpu_s.reset();
@@ -221,6 +222,8 @@ const std::vector<Field<TrialRecord>>& trial_fields() {
              opt_text("reference_method", &R::reference_method),
              opt_real("other_cpu_s", &R::other_cpu_s),
              opt_real("loadavg_1m", &R::loadavg_1m),
+             opt_text("prediction", &R::prediction),
+             json("sample_reference", &R::sample_reference),
          })
       v.push_back(std::move(m));
     return v;

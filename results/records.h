@@ -79,6 +79,11 @@ struct TrialRecord {
   std::optional<std::string> reference_method;
   std::optional<double> other_cpu_s;
   std::optional<double> loadavg_1m;
+  // Schema v5: the scored generation decoded with the target's tokenizer (null when the model has
+  // none or the suite scores teacher-forced logits rather than text) and the sample's reference
+  // answer(s) as the suite gave them, so each per-sample score can be rechecked from the store.
+  std::optional<std::string> prediction;
+  nlohmann::json sample_reference = nullptr;
   std::optional<double> ttft_s;
   std::map<std::string, double> phases;  // phase name -> seconds (timing protocol)
   int64_t decode_tokens = 0;

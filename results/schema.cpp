@@ -98,6 +98,12 @@ CREATE TABLE file_digests (
 );
 PRAGMA user_version = 4;
 )sql"},
+      {5, "per-sample predictions: the generation as text and the sample's reference answers",
+       R"sql(
+ALTER TABLE trials ADD COLUMN prediction TEXT;
+ALTER TABLE trials ADD COLUMN sample_reference TEXT NOT NULL DEFAULT 'null';
+PRAGMA user_version = 5;
+)sql"},
   };
   return m;
 }

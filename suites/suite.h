@@ -37,15 +37,20 @@ struct Sample {
   nlohmann::json reference = nullptr;  // expected answer(s); suite-defined
   nlohmann::json meta = nlohmann::json::object();
   int max_new_tokens = 0;  // 0: the plan's decode_tokens
+  // ForcedContinuation only: the tokens both the method and the reference are teacher-forced on
+  // (one logit row per token; row t predicts continuation[t]).
+  std::vector<int32_t> continuation;
 };
 
 // What the reference method must provide before scoring: nothing; its greedy tokens over the same
 // request; or its logits over `steps` decode steps, with the scored method teacher-forced on the
-// reference's tokens so both distributions condition on the same prefix.
+// reference's tokens so both distributions condition on the same prefix; or both runs'
+// logits teacher-forced on the sample's own `continuation` (the scored method's run is scored
+// even when it is the reference, e.g. for its perplexity).
 struct ReferenceNeed {
-  enum class Kind { None, Tokens, ForcedLogits };
+  enum class Kind { None, Tokens, ForcedLogits, ForcedContinuation };
   Kind kind = Kind::None;
-  int steps = 0;  // ForcedLogits only
+  int steps = 0;  // ForcedLogits and ForcedContinuation
 };
 
 // What scoring sees of one run.
@@ -70,7 +75,8 @@ class Suite {
                              const nlohmann::json& params) const = 0;
   virtual ReferenceNeed reference_need(const nlohmann::json& /*params*/) const { return {}; }
   // Scores one generation; `reference` is non-null exactly when reference_need() is not None and
-  // the scored method is not the reference itself. `ctx` is the context make_sample() was given
+  // the scored method is not the reference itself. With the Forced* kinds, `out` holds the
+  // method's teacher-forced logits. `ctx` is the context make_sample() was given
   // for `s` (the evaluated model's), so a suite that scores text decodes `out` with
   // ctx.tokenizer. Returns only declared metric names.
   virtual Scores score(const Sample& s, const Generation& out, const Generation* reference,

@@ -6,6 +6,7 @@
 #include "suites/longbench.h"
 #include "suites/niah.h"
 #include "suites/parity.h"
+#include "suites/perplexity.h"
 #include "suites/probes.h"
 #include "suites/ruler.h"
 #include "suites/suite.h"
@@ -21,7 +22,8 @@ std::vector<const Suite*> all_suites() {
   static const LongBenchSuite longbench;
   static const NiahSuite niah;
   static const ProbesSuite probes;
-  return {&synthetic, &agreement, &parity, &ruler, &longbench, &niah, &probes};
+  static const PerplexitySuite perplexity;
+  return {&synthetic, &agreement, &parity, &ruler, &longbench, &niah, &probes, &perplexity};
 }
 
 const Suite& find_suite(const std::string& name) {

@@ -254,6 +254,22 @@ def random_copy(rng, corpus_text, words, T):
     return span(corpus_text, rng, pad) + head + mid, s[1:]
 
 
+def random_repeat(rng, corpus_text, words, T):
+    """A random string, then the same string repeated until the sample is full; every copy after
+    the first is supervised. The densest induction-head signal: on this machine a 4-layer model
+    learnt to copy from it within ~1K steps, where the same copies embedded in essay text (rcopy,
+    15% of samples) had formed no copying at all after 6.7K steps."""
+    n = rng.randrange(8, max(9, min(100, T // 4)))
+    alpha = rng.choice(["0123456789", "abcdefghijklmnopqrstuvwxyz", "abcdefghij0123456789 "])
+    unit = b" [" + "".join(rng.choice(alpha) for _ in range(n)).encode() + b"]"
+    lead = span(corpus_text, rng, rng.randrange(0, T // 4))
+    rest = T - 1 - len(lead) - len(unit)  # BOS and EOS take the other two of the T + 1 tokens
+    if rest < len(unit):
+        return None
+    reps = (unit * (rest // len(unit) + 1))[:rest]
+    return [(lead + unit, False), (reps, True)]
+
+
 def variable_tracking(rng, corpus_text, words, T):
     names = []
     while len(names) < 5:
@@ -338,6 +354,7 @@ TASKS_V4 = [  # from --mix-v4-from-step on: adds random-string copying (inductio
     ("niah", 0.22), ("niah_seq", 0.25), ("rcopy", 0.15), ("niah_mixed", 0.08), ("niah_mv", 0.03),
     ("niah_mq", 0.03), ("vt", 0.03), ("json", 0.08), ("repeat", 0.06), ("lm", 0.07),
 ]
+TASKS_WARM = [("rrep", 0.35)] + [(n, w * 0.65) for n, w in TASKS_V4]  # --induction-warmup-steps
 TASKS = [  # (name, weight)
     ("niah", 0.45), ("niah_mixed", 0.12), ("niah_mv", 0.05), ("niah_mq", 0.06), ("vt", 0.04),
     ("json", 0.10), ("repeat", 0.08), ("lm", 0.10),
@@ -374,6 +391,8 @@ def make_sample(seed, index, T, corpus, split="train", task=None, mix=None, cano
         out = niah(rng, text, words, T, n_queries=nq, n_needles=nq)
     elif task == "niah_seq":
         out = niah_seq(rng, text, words, T, canon=rng.random() < canon_p)
+    elif task == "rrep":
+        out = random_repeat(rng, text, words, T)
     elif task == "rcopy":
         out = random_copy(rng, text, words, T)
     elif task == "vt":

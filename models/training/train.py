@@ -127,6 +127,9 @@ def main():
     ap.add_argument("--mix-v2-from-step", type=int, default=-1,
                     help="from this step on: task mix TASKS_V2 (adds niah_seq) and the answer loss "
                          "averaged per sample, then over samples")
+    ap.add_argument("--induction-warmup-steps", type=int, default=0,
+                    help="before this step: task mix TASKS_WARM (35%% rrep, a random string "
+                         "repeated, so that copying forms first; the v4 mix otherwise)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--eval-every", type=int, default=400)
     ap.add_argument("--eval-n", type=int, default=8)
@@ -260,7 +263,8 @@ def main():
         model_mod.SOFTMAX_FP32 = step >= args.bf16_softmax_until_step
         for i in range(B):
             toks, mask, task = D.make_sample(args.seed, step * 1000 + i, T, corpus,
-                                             mix=(D.TASKS_V4 if 0 <= args.mix_v4_from_step <= step
+                                             mix=(D.TASKS_WARM if step < args.induction_warmup_steps
+                                                  else D.TASKS_V4 if 0 <= args.mix_v4_from_step <= step
                                                   else D.TASKS_V2 if v2 else D.TASKS),
                                              canon_p=0.7 if 0 <= args.mix_v3_from_step <= step
                                              else 0.0)

@@ -163,7 +163,7 @@ VALUES ('k1', 0, 'r3', 'specprefill', '{"keep":0.2}', '/m/t.gguf', 'sha', 'llama
 )sql");
   }
   auto s = ResultStore::open(path);
-  ASSERT_EQ(s.schema_version(), 4);
+  ASSERT_EQ(s.schema_version(), kSchemaVersion);
   const auto t = s.trials();
   ASSERT_EQ(t.size(), 2u);
   EXPECT_EQ(t[0].kv_dtype, "f32");

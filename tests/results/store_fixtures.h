@@ -69,6 +69,8 @@ inline results::TrialRecord full_trial(const std::string& run_id, const std::str
   t.reference_method = "baseline";
   t.other_cpu_s = 0.015;
   t.loadavg_1m = 1.25;
+  t.prediction = "It is 42.\n\u00e9\xe2\x82\xac";  // non-ASCII UTF-8 and a newline
+  t.sample_reference = {"42", {{"alt", nullptr}}};
   return t;
 }
 
