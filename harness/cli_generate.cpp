@@ -11,6 +11,7 @@
 #include "harness/model_session.h"
 #include "kernels/threading.h"
 #include "methods/method.h"
+#include "models/chat_template.h"
 #include "models/generation.h"
 
 namespace accel {
@@ -28,6 +29,7 @@ struct GenerateArgs {
   size_t prefill_chunk = 512;
   int threads = 0;
   bool json = false;
+  bool chat = false;
 };
 
 std::string read_file(const std::string& path) {
@@ -108,8 +110,24 @@ int run_generate(const GenerateArgs& a) {
   Request req;
   if (a.random_prompt > 0)
     req.prompt = random_prompt(m.config().n_vocab, a.random_prompt, a.seed);
-  else
+  else if (!a.chat)
     req.prompt = s.encode_prompt(a.prompt_file.empty() ? a.prompt : read_file(a.prompt_file));
+  int32_t end_of_turn = -1;
+  if (a.chat) {
+    // The prompt as one user turn of the model's chat template, tokenized with its special
+    // tokens parsed and no second BOS (the template writes bos_token where it wants one).
+    const auto tmpl = ChatTemplate::from_gguf(m.file());
+    if (!tmpl)
+      throw std::invalid_argument("--chat: " + m.path() + " has no tokenizer.chat_template");
+    const ChatMessage turn{"user", a.prompt_file.empty() ? a.prompt : read_file(a.prompt_file)};
+    const Tokenizer& t = s.require_tokenizer("a --chat prompt");
+    req.prompt = t.encode(tmpl->apply({&turn, 1}, true), false, true);
+    if (t.spec().add_bos && (req.prompt.empty() || req.prompt[0] != t.bos()))
+      req.prompt.insert(req.prompt.begin(), t.bos());
+    // Generation stops at the template's end-of-turn token when the vocabulary has it as one.
+    const std::vector<int32_t> eot = t.encode(tmpl->end_of_turn(), false, true);
+    if (eot.size() == 1) end_of_turn = eot[0];
+  }
   const std::vector<int32_t>& prompt = req.prompt;
   if (prompt.size() + size_t(a.max_tokens) > size_t(m.config().n_ctx))
     throw std::invalid_argument("prompt (" + std::to_string(prompt.size()) +
@@ -117,7 +135,7 @@ int run_generate(const GenerateArgs& a) {
                                 ") exceeds the context length of " + m.path() + " (" +
                                 std::to_string(m.config().n_ctx) + ")");
   req.max_new_tokens = a.max_tokens;
-  req.eos = s.tokenizer ? s.tokenizer->eos() : -1;
+  req.eos = end_of_turn >= 0 ? end_of_turn : s.tokenizer ? s.tokenizer->eos() : -1;
   req.keep_logits = a.logits_out.empty() ? 0 : a.max_tokens;
 
   std::ofstream logits_out;
@@ -215,6 +233,11 @@ void register_generate_command(CLI::App& app, CliCommands& out) {
   sub->add_option(
       "--kv-dtype", a->kv_dtype,
       "Storage type of the target's KV cache: " + join(kv_dtype_names(), ", ") + " (default f32)");
+  auto* chat = sub->add_flag(
+      "--chat", a->chat,
+      "Apply the model's chat template (tokenizer.chat_template: Llama 3, ChatML/Qwen, Gemma, "
+      "Llama 2) to the prompt as one user turn; stop at the template's end-of-turn token");
+  chat->excludes(rp);
   sub->add_flag("--json", a->json,
                 "Print one JSON object (tokens, text, method phases, TTFT, stats, timings)");
   out.push_back({sub, [a, p, pf, rp] {

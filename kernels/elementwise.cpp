@@ -2,6 +2,7 @@
 // that row; no cross-row reductions, no batch-dependent branches.
 #include "kernels/elementwise.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <vector>
@@ -15,7 +16,8 @@ namespace {
 // 0.0080 ns of one thread's CPU time on the 2-core Xeon of issue 9), from each loop's serial CPU
 // time in tests/bench/bench_threads_under_load BM_SerialCost: rmsnorm 0.63 ns per element; rope
 // 1071 ns per row of 32 angles and 12 heads, 1020 ns with 1 head, so 0.145 ns per rotated pair
-// and 31.7 ns per angle (one pow, one cos, one sin in double).
+// and 31.7 ns per angle (then one pow, one cos, one sin in double; the pow is now hoisted out of
+// the row loop, so this overestimates a little).
 constexpr double kRmsnormWorkPerElement = 80;
 constexpr double kRopeWorkPerAngle = 4000;
 constexpr double kRopeWorkPerPair = 18;
@@ -58,25 +60,69 @@ inline void rope_pair(const RopeParams& p, int i, int& a, int& b) {
     b = i + p.n_rot / 2;
   }
 }
-inline double rope_theta(const RopeParams& p, int32_t pos, int i) {
-  return double(pos) * double(p.freq_scale) *
-         std::pow(double(p.freq_base), -2.0 * double(i) / double(p.n_rot));
+
+// YaRN's ramp weight of pair i: 1 below `low` (extrapolate), 0 above `high` (interpolate).
+inline double yarn_ramp(double low, double high, int i) {
+  const double y = (double(i) - low) / std::max(0.001, high - low);
+  return 1.0 - std::min(1.0, std::max(0.0, y));
+}
+
+// The magnitude multiplier on cos and sin (see elementwise.h).
+inline double rope_mscale(const RopeParams& p) {
+  if (p.ext_factor == 0.f) return double(p.attn_factor);
+  return double(p.attn_factor) * (1.0 + 0.1 * std::log(1.0 / double(p.freq_scale)));
+}
+
+// theta = position * w[i]: every scaling is a per-pair factor on the position, so it is computed
+// once per call and the angle of a row depends on (position, i) alone.
+std::vector<double> rope_angle_rates(const RopeParams& p) {
+  const int half = p.n_rot / 2;
+  double low = 0, high = 0;
+  if (p.ext_factor != 0.f) rope_yarn_corr_dims(p, low, high);
+  std::vector<double> w(static_cast<size_t>(half));
+  for (int i = 0; i < half; ++i) {
+    double extrap = std::pow(double(p.freq_base), -2.0 * double(i) / double(p.n_rot));
+    if (!p.freq_factors.empty()) extrap /= double(p.freq_factors[size_t(i)]);
+    const double interp = double(p.freq_scale) * extrap;
+    if (p.ext_factor == 0.f) {
+      w[size_t(i)] = interp;
+    } else {
+      const double r = yarn_ramp(low, high, i) * double(p.ext_factor);
+      w[size_t(i)] = interp * (1.0 - r) + extrap * r;
+    }
+  }
+  return w;
 }
 }  // namespace
+
+void rope_yarn_corr_dims(const RopeParams& p, double& low, double& high) {
+  // ggml's ggml_rope_yarn_corr_dim: the pair index whose wavelength makes `b` rotations over
+  // n_ctx_orig positions.
+  const double pi = 3.14159265358979323846;
+  auto corr = [&](double b) {
+    return double(p.n_rot) * std::log(double(p.n_ctx_orig) / (b * 2.0 * pi)) /
+           (2.0 * std::log(double(p.freq_base)));
+  };
+  low = std::max(0.0, std::floor(corr(double(p.beta_fast))));
+  high = std::min(double(p.n_rot - 1), std::ceil(corr(double(p.beta_slow))));
+}
 
 void rope(float* x, size_t n_rows, size_t ld, int n_heads, const int32_t* pos,
           const RopeParams& p) {
   assert(p.n_rot % 2 == 0 && p.n_rot <= p.head_dim);
+  assert(p.freq_factors.empty() || p.freq_factors.size() == size_t(p.n_rot / 2));
   const int half = p.n_rot / 2;
+  const std::vector<double> w = rope_angle_rates(p);
+  const double m = rope_mscale(p);
   const double work = double(n_rows) * (double(half) * kRopeWorkPerAngle +
                                         double(n_heads) * double(half) * kRopeWorkPerPair);
   parallel_ranges(n_rows, work, [&](size_t r0, size_t r1, int) {
     std::vector<float> cs(size_t(half) * 2);
     for (size_t r = r0; r < r1; ++r) {
       for (int i = 0; i < half; ++i) {
-        const double th = rope_theta(p, pos[r], i);
-        cs[2 * i] = float(std::cos(th));
-        cs[2 * i + 1] = float(std::sin(th));
+        const double th = double(pos[r]) * w[size_t(i)];
+        cs[2 * i] = float(std::cos(th) * m);
+        cs[2 * i + 1] = float(std::sin(th) * m);
       }
       for (int h = 0; h < n_heads; ++h) {
         float* v = x + r * ld + size_t(h) * p.head_dim;
@@ -92,17 +138,30 @@ void rope(float* x, size_t n_rows, size_t ld, int n_heads, const int32_t* pos,
   });
 }
 
+// The formulas of elementwise.h term by term, per element, in double.
 void rope_reference(double* x, size_t n_rows, size_t ld, int n_heads, const int32_t* pos,
                     const RopeParams& p) {
+  double low = 0, high = 0;
+  if (p.ext_factor != 0.f) rope_yarn_corr_dims(p, low, high);
+  const double m = rope_mscale(p);
   for (size_t r = 0; r < n_rows; ++r)
     for (int h = 0; h < n_heads; ++h)
       for (int i = 0; i < p.n_rot / 2; ++i) {
         int a, b;
         rope_pair(p, i, a, b);
         double* v = x + r * ld + size_t(h) * p.head_dim;
-        const double th = rope_theta(p, pos[r], i), x0 = v[a], x1 = v[b];
-        v[a] = x0 * std::cos(th) - x1 * std::sin(th);
-        v[b] = x0 * std::sin(th) + x1 * std::cos(th);
+        const double ff = p.freq_factors.empty() ? 1.0 : double(p.freq_factors[size_t(i)]);
+        const double extrap =
+            double(pos[r]) * std::pow(double(p.freq_base), -2.0 * i / p.n_rot) / ff;
+        const double interp = double(p.freq_scale) * extrap;
+        double th = interp;
+        if (p.ext_factor != 0.f) {
+          const double mix = yarn_ramp(low, high, i) * double(p.ext_factor);
+          th = interp * (1.0 - mix) + extrap * mix;
+        }
+        const double x0 = v[a], x1 = v[b];
+        v[a] = m * (x0 * std::cos(th) - x1 * std::sin(th));
+        v[b] = m * (x0 * std::sin(th) + x1 * std::cos(th));
       }
 }
 

@@ -119,6 +119,19 @@ void Model::load_weights() {
   tok_embd_type_ = emb->type;
   const uint64_t V = uint64_t(c.n_vocab);
 
+  // Llama 3.x's RoPE frequency factors (llama.cpp's LLM_TENSOR_ROPE_FREQS): one divisor per rotated
+  // pair, written by the converter from the HF rope_scaling "llama3" parameters.
+  if (f.find_tensor("rope_freqs.weight")) {
+    c.rope.freq_factors.clear();
+    for (float v : load_vector(f, "rope_freqs.weight", uint64_t(c.rope.n_rot / 2))) {
+      if (!(std::isfinite(v) && v > 0.f && v <= 1e6f))
+        throw GgufError(
+            "[model] " + f.path() +
+            ": tensor 'rope_freqs.weight' holds a factor outside (0, 1e6]: " + std::to_string(v));
+      c.rope.freq_factors.push_back(v);
+    }
+  }
+
   output_norm_ = load_vector(f, "output_norm.weight", E);
   if (f.find_tensor("output.weight"))
     output_ = pack_rows(f, {&expect(f, "output.weight", {E, V})}, E);

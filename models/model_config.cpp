@@ -43,6 +43,48 @@ int bounded_int_or(const GgufFile& f, const std::string& key, int def, uint64_t 
   return f.has(key) ? bounded_int(f, key, lo, hi) : def;
 }
 
+double finite_float_or(const GgufFile& f, const std::string& key, double def, double lo,
+                       double hi) {
+  const double v = f.get_float_opt(key).value_or(def);
+  if (!(std::isfinite(v) && v >= lo && v <= hi))
+    bad(f, key,
+        "value " + std::to_string(v) + " outside [" + std::to_string(lo) + ", " +
+            std::to_string(hi) + "]");
+  return v;
+}
+
+// `{arch}.rope.scaling.*` as llama.cpp's loader and llama_context read them for llama, qwen2 and
+// qwen3: the type defaults to linear; the factor (or the older `rope.scale_linear`) sets
+// freq_scale = 1/factor unless the type is none; YaRN runs with ext_factor 1, beta_fast 32 and
+// beta_slow 1 (llama.cpp reads the `yarn_*` override keys only for other architectures, so they
+// are ignored here too) and the original context (default: the training context); `attn_factor`
+// multiplies cos and sin for every type. Llama 3's factors are a tensor (Model::load_weights).
+void read_rope_scaling(const GgufFile& f, const std::string& a, ModelConfig& c) {
+  RopeParams& r = c.rope;
+  const std::string type = f.get_string_opt(a + "rope.scaling.type").value_or("linear");
+  if (type != "none" && type != "linear" && type != "yarn")
+    bad(f, a + "rope.scaling.type",
+        "RoPE scaling '" + type + "' is not supported (supported: none, linear, yarn)");
+  const std::string factor_key =
+      f.has(a + "rope.scaling.factor") ? a + "rope.scaling.factor" : a + "rope.scale_linear";
+  double factor = finite_float_or(f, factor_key, 0.0, 0.0, 1024.0);
+  if (factor == 0.0) factor = 1.0;  // llama.cpp: 0 (or absent) means no scaling
+  if (factor < 1.0) bad(f, factor_key, "must be 0 or in [1, 1024], got " + std::to_string(factor));
+  r.freq_scale = type == "none" ? 1.f : float(1.0 / factor);
+  r.attn_factor = float(finite_float_or(f, a + "rope.scaling.attn_factor", 1.0, 1e-3, 1e3));
+  r.ext_factor = 0.f;
+  if (type != "yarn") return;
+  r.ext_factor = 1.f;
+  r.beta_fast = 32.f;
+  r.beta_slow = 1.f;
+  r.n_ctx_orig =
+      bounded_int_or(f, a + "rope.scaling.original_context_length", c.n_ctx, 1, 1u << 24);
+  // DeepSeek's mscale_all_dim correction, whose meaning has changed across llama.cpp versions;
+  // none of the supported architectures sets it.
+  if (f.get_float_opt(a + "rope.scaling.yarn_log_multiplier").value_or(0.0) != 0.0)
+    bad(f, a + "rope.scaling.yarn_log_multiplier", "is not supported (must be 0 or absent)");
+}
+
 }  // namespace
 
 ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
@@ -82,16 +124,7 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   c.rope.freq_base = float(f.get_float_opt(a + "rope.freq_base").value_or(10000.0));
   if (!(c.rope.freq_base > 1.f) || !std::isfinite(c.rope.freq_base))
     bad(f, a + "rope.freq_base", "must be a finite number > 1");
-  c.rope.freq_scale = 1.f;
-  const auto scaling = f.get_string_opt(a + "rope.scaling.type");
-  if (scaling && *scaling != "none") {
-    if (*scaling != "linear")
-      bad(f, a + "rope.scaling.type", "RoPE scaling '" + *scaling + "' is not supported (linear)");
-    const double factor = f.get_float(a + "rope.scaling.factor");
-    if (!(factor >= 1.0 && factor <= 1024.0))
-      bad(f, a + "rope.scaling.factor", "must be in [1, 1024]");
-    c.rope.freq_scale = float(1.0 / factor);
-  }
+  read_rope_scaling(f, a, c);
   c.rope.layout = c.arch == Arch::Llama ? RopeLayout::Adjacent : RopeLayout::HalfSplit;
   c.rms_eps = float(f.get_float_opt(a + "attention.layer_norm_rms_epsilon").value_or(1e-5));
   if (!(c.rms_eps > 0.f && c.rms_eps < 1.f))

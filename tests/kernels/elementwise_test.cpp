@@ -64,6 +64,18 @@ TEST(RmsNorm, HandWorked) {
 // ---- rope
 // ----------------------------------------------------------------------------------------
 
+// Plain RoPE (no YaRN, attention factor or frequency factors; see rope_scaling_test.cpp).
+accel::RopeParams rope_params(int head_dim, int n_rot, float base, float scale,
+                              accel::RopeLayout layout) {
+  accel::RopeParams p;
+  p.head_dim = head_dim;
+  p.n_rot = n_rot;
+  p.freq_base = base;
+  p.freq_scale = scale;
+  p.layout = layout;
+  return p;
+}
+
 struct RopeCase {
   accel::RopeLayout layout;
   int head_dim, n_rot;
@@ -88,7 +100,8 @@ TEST(Rope, MatchesReferenceBothLayouts) {
     const std::vector<float> x0 = random_normal(rows * ld, 21 + c.head_dim, 2.f);
     std::vector<float> x = x0;
     std::vector<double> want = to_double(x0);
-    const accel::RopeParams p{c.head_dim, c.n_rot, c.freq_base, c.freq_scale, c.layout};
+    const accel::RopeParams p =
+        rope_params(c.head_dim, c.n_rot, c.freq_base, c.freq_scale, c.layout);
     accel::rope(x.data(), rows, ld, n_heads, pos.data(), p);
     accel::rope_reference(want.data(), rows, ld, n_heads, pos.data(), p);
     double max_x = 0;
@@ -113,7 +126,7 @@ TEST(Rope, HandWorked) {
   // theta 10000^(-1/2) = 0.01. x = (1, 0, 0, 1) -> (cos 1, sin 1, -sin 0.01, cos 0.01).
   float x[4] = {1, 0, 0, 1};
   const int32_t pos[1] = {1};
-  accel::RopeParams p{4, 4, 10000.f, 1.f, accel::RopeLayout::Adjacent};
+  accel::RopeParams p = rope_params(4, 4, 10000.f, 1.f, accel::RopeLayout::Adjacent);
   accel::rope(x, 1, 4, 1, pos, p);
   EXPECT_NEAR(x[0], std::cos(1.0), 2 * kU);
   EXPECT_NEAR(x[1], std::sin(1.0), 2 * kU);
@@ -122,7 +135,7 @@ TEST(Rope, HandWorked) {
   // HalfSplit pairs (0, 2) and (1, 3); freq_scale 0.5 at position 2 equals position 1 unscaled.
   float y[4] = {1, 0, 0, 1};
   const int32_t pos2[1] = {2};
-  accel::RopeParams q{4, 4, 10000.f, 0.5f, accel::RopeLayout::HalfSplit};
+  accel::RopeParams q = rope_params(4, 4, 10000.f, 0.5f, accel::RopeLayout::HalfSplit);
   accel::rope(y, 1, 4, 1, pos2, q);
   EXPECT_NEAR(y[0], std::cos(1.0), 2 * kU);    // x0 * cos(1) - x2 * sin(1)
   EXPECT_NEAR(y[2], std::sin(1.0), 2 * kU);    // x0 * sin(1) + x2 * cos(1)
@@ -135,7 +148,7 @@ TEST(Rope, HandWorked) {
 TEST(Rope, DotProductDependsOnlyOnOffset) {
   const int D = 64;
   const std::vector<float> q0 = random_normal(D, 5), k0 = random_normal(D, 6);
-  accel::RopeParams p{D, D, 10000.f, 1.f, accel::RopeLayout::HalfSplit};
+  accel::RopeParams p = rope_params(D, D, 10000.f, 1.f, accel::RopeLayout::HalfSplit);
   auto dot_at = [&](int32_t pq, int32_t pk) {
     std::vector<float> q = q0, k = k0;
     accel::rope(q.data(), 1, D, 1, &pq, p);
