@@ -6,6 +6,10 @@
 
 namespace accel {
 
+// Declared here rather than in cli.h: `plot` (cli_plot.cpp) and `dashboard` (cli_dashboard.cpp).
+void register_plot_command(CLI::App& app, CliCommands& out);
+void register_dashboard_command(CLI::App& app, CliCommands& out);
+
 int cli_main(int argc, char** argv) {
   CLI::App app{"accelbench: a research harness for LLM inference-acceleration methods"};
   app.require_subcommand(1);
@@ -22,6 +26,8 @@ int cli_main(int argc, char** argv) {
   register_bench_table_command(app, commands);
   register_kvpred_commands(app, commands);
   register_kvcalc_command(app, commands);
+  register_plot_command(app, commands);
+  register_dashboard_command(app, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

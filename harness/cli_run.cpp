@@ -21,7 +21,7 @@ Plan plan_from(const std::string& file, const std::string& models_dir) {
 
 void register_run_commands(CLI::App& app, CliCommands& out) {
   struct RunArgs {
-    std::string plan, db = "runs/accelbench.sqlite", models_dir = "models-cache";
+    std::string plan, db = "runs/accelbench.sqlite", models_dir = "models-cache", shard;
     bool dry_run = false, no_report = false;
     int threads = 0;
   };
@@ -33,6 +33,9 @@ void register_run_commands(CLI::App& app, CliCommands& out) {
   run->add_option("--models-dir", a->models_dir,
                   "Where synthetic families are made on demand (default models-cache)");
   run->add_option("--threads", a->threads, "Override the plan's thread count");
+  run->add_option("--shard", a->shard,
+                  "I/N: run only shard I of N (1-based; a case's shard is fixed by its key), for "
+                  "array jobs whose stores are combined with `merge`");
   run->add_flag("--dry-run", a->dry_run, "Print the cases and whether each is done; run nothing");
   run->add_flag("--no-report", a->no_report, "Do not print the ttft table afterwards");
   out.push_back(
@@ -42,16 +45,18 @@ void register_run_commands(CLI::App& app, CliCommands& out) {
          opt.db_path = a->db;
          opt.dry_run = a->dry_run;
          opt.threads = a->threads;
+         if (!a->shard.empty()) opt.shard = parse_shard(a->shard);
          const RunSummary s = run_plan(p, opt, std::cerr);
          if (a->dry_run) return 0;
+         const std::string shard_note = opt.shard.all() ? "" : " in shard " + opt.shard.text();
          std::fprintf(stderr,
-                      "run %s: %zu cases, %zu already done, %zu completed, %zu failed%s\n"
+                      "run %s: %zu cases%s, %zu already done, %zu completed, %zu failed%s\n"
                       "measured %.2f s; harness overhead %.4f s (%.3f%% of measured); "
                       "setup %.2f s\n",
-                      s.run_id.c_str(), s.cases, s.skipped, s.completed, s.failed,
-                      s.interrupted ? ", interrupted (rerun to continue)" : "", s.measured_s,
-                      s.overhead_s, s.measured_s > 0 ? 100.0 * s.overhead_s / s.measured_s : 0.0,
-                      s.setup_s);
+                      s.run_id.c_str(), s.cases, shard_note.c_str(), s.skipped, s.completed,
+                      s.failed, s.interrupted ? ", interrupted (rerun to continue)" : "",
+                      s.measured_s, s.overhead_s,
+                      s.measured_s > 0 ? 100.0 * s.overhead_s / s.measured_s : 0.0, s.setup_s);
          if (!a->no_report && !s.interrupted) print_default_report(a->db);
          return s.interrupted ? 130 : (s.failed ? 4 : 0);  // 4: some cases failed (recorded)
        }});

@@ -356,6 +356,29 @@ std::vector<Case> expand_plan(const Plan& p) {
   return cases;
 }
 
+bool Shard::contains(const std::string& case_key) const {
+  if (count <= 1) return true;
+  if (case_key.size() < 16) throw PlanError("[shard] case key '" + case_key + "' is not a sha256");
+  const uint64_t h = std::stoull(case_key.substr(0, 16), nullptr, 16);
+  return int(h % uint64_t(count)) + 1 == index;
+}
+
+Shard parse_shard(const std::string& text) {
+  const auto bad = [&](const std::string& why) {
+    return PlanError("[shard] '" + text + "': " + why + " (expected I/N with 1 <= I <= N)");
+  };
+  const size_t slash = text.find('/');
+  if (slash == std::string::npos) throw bad("no '/'");
+  const auto number = [&](const std::string& s) {
+    if (s.empty() || s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos)
+      throw bad("'" + s + "' is not a positive integer");
+    return std::stoi(s);
+  };
+  Shard sh{number(text.substr(0, slash)), number(text.substr(slash + 1))};
+  if (sh.count < 1 || sh.index < 1 || sh.index > sh.count) throw bad("index out of range");
+  return sh;
+}
+
 nlohmann::json Case::config(const Plan& p) const {
   const Suite& suite = find_suite(p.suite.name);
   nlohmann::json c = {

@@ -86,4 +86,17 @@ nlohmann::json default_plan_json();
 // Cartesian product: model set × method × parameter sweep × kv dtype × context length × sample.
 std::vector<Case> expand_plan(const Plan& p);
 
+// `--shard I/N` (1 <= I <= N): a deterministic 1/N of a plan's cases for array jobs. A case belongs
+// to shard 1 + (first 64 bits of its sha256 key) mod N, so the assignment depends on the case
+// alone: editing a plan (another context length) never moves the other cases between shards, and
+// the N shards partition the cases exactly.
+struct Shard {
+  int index = 1, count = 1;  // 1-based
+  bool all() const { return count == 1; }
+  bool contains(const std::string& case_key) const;
+  std::string text() const { return std::to_string(index) + "/" + std::to_string(count); }
+};
+// Parses "I/N"; throws PlanError naming the text when it is not two integers with 1 <= I <= N.
+Shard parse_shard(const std::string& text);
+
 }  // namespace accel

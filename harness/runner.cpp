@@ -88,11 +88,9 @@ results::RunInfo make_run_info(const Plan& plan, const RunOptions& opt, size_t n
   for (const auto& s : plan.models)
     if (!s.family.empty()) info.seeds["family:" + s.name] = s.family_seed;
   info.plan = plan.source;
-  info.config = {{"db", opt.db_path},
-                 {"threads", env.threads},
-                 {"cases", n_cases},
-                 {"kv_dtypes", plan.kv_dtypes},
-                 {"prefill_chunk", plan.prefill_chunk},
+  info.config = {{"db", opt.db_path},           {"shard", opt.shard.text()},
+                 {"threads", env.threads},      {"cases", n_cases},
+                 {"kv_dtypes", plan.kv_dtypes}, {"prefill_chunk", plan.prefill_chunk},
                  {"environment", env.to_json()}};
   info.hostname = env.hostname;
   info.accelbench_version = env.accelbench_version;
@@ -187,8 +185,7 @@ RunSummary run_plan(const Plan& given, const RunOptions& opt, std::ostream& log)
   Plan plan = given;
   if (opt.threads > 0) plan.threads = opt.threads;
   if (plan.threads > 0) set_num_threads(plan.threads);
-  const std::vector<Case> cases = expand_plan(plan);
-  sum.cases = cases.size();
+  const std::vector<Case> all_cases = expand_plan(plan);
 
   for (const auto& s : plan.models) {
     if (opt.dry_run) continue;
@@ -211,8 +208,15 @@ RunSummary run_plan(const Plan& given, const RunOptions& opt, std::ostream& log)
     if (!digests[i].count("target"))
       throw PlanError("[plan] models[" + std::to_string(i) + "].target: no such file '" +
                       plan.models[i].path("target") + "'");
+  std::vector<Case> cases;  // this shard's (every case when not sharded), in plan order
   std::vector<std::string> keys;
-  for (const Case& c : cases) keys.push_back(case_key(plan, c, case_digests(c, digests)));
+  for (const Case& c : all_cases) {
+    std::string key = case_key(plan, c, case_digests(c, digests));
+    if (!opt.shard.contains(key)) continue;
+    cases.push_back(c);
+    keys.push_back(std::move(key));
+  }
+  sum.cases = cases.size();
   if (opt.dry_run) {
     print_dry_run(plan, cases, keys, done, log);
     return sum;

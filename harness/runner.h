@@ -16,6 +16,7 @@ struct RunOptions {
   std::string db_path = "runs/accelbench.sqlite";
   bool dry_run = false;
   int threads = 0;  // overrides the plan's when > 0
+  Shard shard;      // run only this shard's cases (see plan.h)
 };
 
 struct RunSummary {

@@ -63,11 +63,15 @@ size_t CompareResult::regressed() const {
 
 CompareResult compare_stores(const results::ResultStore& baseline,
                              const results::ResultStore& candidate, const CompareOptions& opt) {
+  return compare_trials(baseline.trials(), candidate.trials(), opt);
+}
+
+CompareResult compare_trials(const std::vector<TrialRecord>& bt, const std::vector<TrialRecord>& ct,
+                             const CompareOptions& opt) {
   std::vector<const Metric*> ms;
   for (const auto& n : opt.metrics) ms.push_back(&metric(n));
   if (ms.empty()) throw std::invalid_argument("compare: no metric given");
   if (!(opt.max_slowdown >= 0)) throw std::invalid_argument("compare: max slowdown must be >= 0");
-  const auto bt = baseline.trials(), ct = candidate.trials();
   std::map<std::string, std::vector<const TrialRecord*>> b, c;
   for (const auto& t : bt) b[t.case_key].push_back(&t);
   for (const auto& t : ct) c[t.case_key].push_back(&t);

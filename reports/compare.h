@@ -65,6 +65,11 @@ struct CompareResult {
 // 1 / (1 + max_slowdown); the interval level is 1 - (1 - level) / m for m judged case-metrics.
 CompareResult compare_stores(const results::ResultStore& baseline,
                              const results::ResultStore& candidate, const CompareOptions& opt);
+// The same over trials already read: the dashboard judges each case's latest run against its
+// previous one with exactly compare's statistics (one family over all the cases it judges).
+CompareResult compare_trials(const std::vector<results::TrialRecord>& baseline,
+                             const std::vector<results::TrialRecord>& candidate,
+                             const CompareOptions& opt);
 Table compare_table(const CompareResult& r, const CompareOptions& opt);
 
 }  // namespace accel::reports

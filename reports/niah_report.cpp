@@ -2,6 +2,8 @@
 // sample counts once per (configuration, context length, sample id).
 #include "reports/niah_report.h"
 
+#include "reports/svg.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -50,41 +52,14 @@ std::string score_text(double s) {
   return buf;
 }
 
+// The SVG text and coordinate formats are svg.h's, shared with the other figures.
 std::string xml_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      case '\'':
-        o += "&apos;";
-        break;
-      default:
-        // XML 1.0 allows no C0 controls but tab, newline and carriage return.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r')
-          o += ' ';
-        else
-          o += c;
-    }
-  }
-  return o;
+  return svg::escape(s);
 }
 
-std::string num(double x) {  // SVG coordinates
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", x);
-  return buf;
-}
+std::string num(double x) {
+  return svg::num(x);
+}  // SVG coordinates
 
 }  // namespace
 
@@ -367,9 +342,11 @@ std::vector<std::string> write_niah_heatmaps(const results::ResultStore& store,
     for (int i = 2; used.count(name); ++i) name = "niah-" + slug + "-" + std::to_string(i);
     used.insert(name);
     const std::string path = (fs::path(dir) / (name + ".svg")).string();
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f << niah_svg(g);
-    if (!f) throw std::runtime_error("report --svg: cannot write '" + path + "'");
+    try {
+      svg::write_file(path, niah_svg(g));
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(std::string("report --svg: ") + e.what());
+    }
     paths.push_back(path);
   }
   return paths;

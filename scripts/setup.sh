@@ -4,12 +4,26 @@
 set -euo pipefail
 packages=(g++ cmake ninja-build pkg-config libeigen3-dev nlohmann-json3-dev libcli11-dev libgtest-dev
   libgmock-dev libbenchmark-dev libsqlite3-dev libpcre2-dev libfmt-dev libssl-dev clang-format)
+# Optional: Debian's chromium, for the headless screenshot test of the dashboard and a plot
+# (tests/harness/browser_screenshot_test.cpp skips with a message without it). Never fails setup;
+# ACCELBENCH_NO_BROWSER=1 skips it.
+optional_browser() {
+  [ "${ACCELBENCH_NO_BROWSER:-0}" = 1 ] && return 0
+  command -v chromium >/dev/null 2>&1 && return 0
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "setup: installing chromium (optional)"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null 2>&1 ||
+    echo "setup: chromium not available; the browser screenshot test will skip"
+  return 0
+}
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages present"
+  optional_browser
   exit 0
 fi
 echo "setup: installing ${missing[*]}"
@@ -18,3 +32,4 @@ SUDO=""
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+optional_browser

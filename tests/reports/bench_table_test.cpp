@@ -44,7 +44,7 @@ TEST(BenchTable, MediansRatiosFloorAndDramColumnsFromRepetitions) {
   EXPECT_DOUBLE_EQ(c.at("f32_ratio")->data["ratio"].get<double>(), 42.0 / 11.0);
   EXPECT_LE(c.at("f32_ratio")->data["lo"].get<double>(), 42.0 / 11.0);
   EXPECT_GE(c.at("f32_ratio")->data["hi"].get<double>(), 42.0 / 11.0);
-  EXPECT_NE(c.at("f32_ratio")->text.find(" ["), std::string::npos);  // an interval is shown
+  EXPECT_NE(c.at("f32_ratio")->text.find(" ["), std::string::npos);        // an interval is shown
   EXPECT_EQ(c.at("seed_naive_ratio")->text.find('['), std::string::npos);  // one cold run
   EXPECT_DOUBLE_EQ(c.at("floor_ratio")->data["ratio"].get<double>(), 11.0 / 2.0);
   // 1e6 kv bytes at 100 GB/s stream in 10 us: 11 / 10.
