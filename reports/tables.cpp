@@ -566,7 +566,7 @@ Table trials_table(const ResultStore& store, const ReportOptions& opt) {
 const std::vector<std::string>& report_names() {
   static const std::vector<std::string> n = {"ttft",      "phases", "ablation", "costmodel",
                                              "agreement", "decode", "suite",    "parity",
-                                             "niah",      "runs",   "trials"};
+                                             "pld",       "niah",   "runs",     "trials"};
   return n;
 }
 
@@ -581,6 +581,7 @@ Table make_report(const ResultStore& store, const std::string& name, const Repor
   if (name == "decode") return decode_table(store, opt);
   if (name == "suite") return suite_table(store, opt);
   if (name == "parity") return parity_table(store, opt);
+  if (name == "pld") return pld_table(store, opt);
   if (name == "niah") return niah_table(store, opt);
   std::string known;
   for (const auto& n : report_names()) known += (known.empty() ? "" : ", ") + n;

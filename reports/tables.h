@@ -84,6 +84,11 @@ Table suite_table(const results::ResultStore& store, const ReportOptions& opt);
 // context) with identical output tokens, the diagonal = share of samples whose trials all repeat
 // the first trial's tokens.
 Table parity_table(const results::ResultStore& store, const ReportOptions& opt);
+// Prompt Lookup Decoding's decode speed (pld_table.cpp): per (target, prompt class, context, KV
+// type, PLD configuration) baseline and PLD tokens/s, the speedup with its interval, acceptance,
+// tokens per verify step, the ceiling acceptance allows, the share of it reached, the drafter's
+// share of decode time and greedy parity. Throws when the selection has no PLD trial.
+Table pld_table(const results::ResultStore& store, const ReportOptions& opt);
 // The names above plus "costmodel" (cost_model.h) and "niah" (niah_report.h), and dispatch by
 // name.
 const std::vector<std::string>& report_names();

@@ -1,0 +1,142 @@
+// The `pld` table: Prompt Lookup Decoding's decode speed against greedy decoding per prompt class
+// (the parity suite's sample classes), as the seed study's table reports it, with what explains a
+// speedup: acceptance, tokens committed per verify step, the ceiling that acceptance allows
+// (baseline step time x tokens per step / verify step time), how close the run came to it, the
+// drafter's share of decode time and greedy parity. Reads the store only.
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "reports/stats.h"
+#include "reports/tables.h"
+
+namespace accel::reports {
+
+namespace {
+
+using results::TrialRecord;
+
+// The parity suite names samples "<class>-<index>"; other suites' samples count as their workload.
+std::string prompt_class(const TrialRecord& t) {
+  if (t.workload != "parity") return t.workload;
+  const size_t dash = t.sample_id.rfind('-');
+  return dash == std::string::npos ? t.sample_id : t.sample_id.substr(0, dash);
+}
+
+// (target, class, context, KV): the cell a PLD row is compared within.
+using Group = std::tuple<std::string, std::string, int64_t, std::string>;
+
+struct Row {
+  std::vector<double> step_s;  // seconds per decode token (1 / decode_tok_s), per trial
+  double drafted = 0, accepted = 0, committed = 0, verify_steps = 0;
+  double verify_s = 0, drafter_s = 0, decode_s = 0;
+  std::vector<double> parity;
+};
+
+double stat(const nlohmann::json& s, const char* k) {
+  return s.contains(k) && s[k].is_number() ? s[k].get<double>() : 0.0;
+}
+
+void add(Row& r, const TrialRecord& t) {
+  if (!t.decode_tok_s || *t.decode_tok_s <= 0) return;
+  r.step_s.push_back(1.0 / *t.decode_tok_s);
+  r.decode_s += double(t.decode_tokens - 1) / *t.decode_tok_s;
+  const auto& s = t.stats;
+  r.drafted += stat(s, "drafted_tokens");
+  r.accepted += stat(s, "accepted_tokens");
+  r.verify_steps += stat(s, "verify_steps");
+  r.committed += stat(s, "tokens_per_step") * stat(s, "verify_steps");
+  r.verify_s += stat(s, "verify_s");
+  r.drafter_s += stat(s, "drafter_s");
+  if (const auto it = t.scores.find("parity.exact"); it != t.scores.end())
+    r.parity.push_back(it->second);
+}
+
+Cell ratio_cell(double x, const char* unit = "×") {
+  if (!(x == x)) return Cell("—", nullptr);
+  return Cell(format_number(x) + unit, x);
+}
+
+// Row label params: PLD's resolved parameters that differ between its trials.
+std::vector<std::string> varying_pld_params(const std::vector<TrialRecord>& trials) {
+  std::map<std::string, std::set<std::string>> values;
+  for (const auto& t : trials)
+    if (t.method == "pld" && t.params.is_object())
+      for (const auto& [k, v] : t.params.items()) values[k].insert(v.dump());
+  std::vector<std::string> keys;
+  for (const auto& [k, vs] : values)
+    if (vs.size() > 1) keys.push_back(k);
+  return keys;
+}
+
+}  // namespace
+
+Table pld_table(const results::ResultStore& store, const ReportOptions& opt) {
+  results::TrialFilter f;
+  f.where = opt.where;
+  std::vector<TrialRecord> trials;
+  for (auto& t : store.trials(f))
+    if (!t.error) trials.push_back(std::move(t));
+  const auto keys = varying_pld_params(trials);
+  std::map<Group, Row> base;
+  std::map<std::pair<Group, std::string>, Row> pld;
+  for (const auto& t : trials) {
+    const Group g{model_label(t.target), prompt_class(t), t.context_len, kv_dtype_of(t)};
+    if (t.method == opt.baseline_method) add(base[g], t);
+    if (t.method == "pld") add(pld[{g, params_label(t.params, keys)}], t);
+  }
+  if (pld.empty())
+    throw std::invalid_argument("report pld: no successful pld trials in the selection");
+
+  Table tb;
+  tb.title = "Prompt Lookup Decoding: decode speed against greedy decoding";
+  tb.columns = {{"target", "Target"},         {"class", "Prompt class"},
+                {"context", "Context"},       {"kv", "KV"},
+                {"config", "PLD config"},     {"base_tok_s", "Baseline tok/s"},
+                {"pld_tok_s", "PLD tok/s"},   {"speedup", "Speedup"},
+                {"acceptance", "Accepted"},   {"tokens_per_step", "Tok/step"},
+                {"ceiling", "Ceiling"},       {"of_ceiling", "Of ceiling"},
+                {"drafter_share", "Drafter"}, {"parity", "Parity"}};
+  for (const auto& [key, r] : pld) {
+    const auto& [g, label] = key;
+    const auto& [target, cls, ctx, kv] = g;
+    const auto b = base.find(g);
+    const std::vector<double> none;
+    const auto& bs = b == base.end() ? none : b->second.step_s;
+    const double base_step = mean(bs);
+    const double tps = r.verify_steps > 0 ? r.committed / r.verify_steps : NAN;
+    const double verify_step = r.verify_steps > 0 ? r.verify_s / r.verify_steps : NAN;
+    const double ceiling = tps * base_step / verify_step;
+    Cell sp = speedup_cell(bs, r.step_s, false,
+                           "pld/" + target + cls + std::to_string(ctx) + kv + label, opt);
+    const double speedup = sp.data.is_object() ? sp.data["ratio"].get<double>() : NAN;
+    std::vector<Cell> row = {
+        Cell(target),
+        Cell(cls),
+        Cell(std::to_string(ctx), ctx),
+        Cell(kv),
+        Cell(label.empty() ? "(as preset)" : label),
+        Cell(format_number(1.0 / base_step), 1.0 / base_step),
+        Cell(format_number(1.0 / mean(r.step_s)), 1.0 / mean(r.step_s)),
+        std::move(sp),
+        ratio_cell(r.drafted > 0 ? r.accepted / r.drafted : NAN, ""),
+        ratio_cell(tps, ""),
+        ratio_cell(ceiling),
+        ratio_cell(speedup / ceiling, ""),
+        ratio_cell(r.decode_s > 0 ? r.drafter_s / r.decode_s : NAN, ""),
+        r.parity.empty() ? Cell("—", nullptr) : ratio_cell(mean(r.parity), "")};
+    tb.rows.push_back(std::move(row));
+  }
+  tb.footnotes = {
+      "Speedup = mean baseline seconds per decode token / PLD's, with a percentile-bootstrap "
+      "interval; baseline = the `" +
+          opt.baseline_method + "` method at the same target, prompt class, context and KV type.",
+      "Accepted = accepted / drafted tokens; Tok/step = committed tokens per verify step; "
+      "Ceiling = baseline step time x Tok/step / PLD's mean verify step time (the speedup that "
+      "acceptance allows at this verify cost); Of ceiling = Speedup / Ceiling; Drafter = drafter "
+      "seconds / decode seconds.",
+      "Parity = share of samples whose tokens equal the reference's (parity suite only)."};
+  return tb;
+}
+
+}  // namespace accel::reports
