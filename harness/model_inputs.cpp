@@ -85,6 +85,15 @@ const SuiteContext& LoadedModelSet::suite_context() {
   } catch (const std::exception&) {
     // No usable tokenizer: suites that need text refuse; token suites run from ids.
   }
+  try {
+    chat_template_ = ChatTemplate::from_gguf(t.file());
+    if (chat_template_)
+      ctx->chat_template = &*chat_template_;
+    else
+      ctx->chat_template_note = t.path() + " has no tokenizer.chat_template";
+  } catch (const ChatTemplateError& e) {
+    ctx->chat_template_note = e.what();  // only a suite that asks for the template fails
+  }
   suite_ctx_ = std::move(ctx);
   return *suite_ctx_;
 }

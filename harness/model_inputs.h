@@ -4,6 +4,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -43,6 +44,7 @@ class LoadedModelSet {
   std::map<std::string, std::string> digests_;
   std::map<std::string, std::unique_ptr<Model>> models_;
   std::unique_ptr<Tokenizer> tokenizer_;
+  std::optional<ChatTemplate> chat_template_;
   std::unique_ptr<SuiteContext> suite_ctx_;
 };
 

@@ -18,6 +18,26 @@ using namespace ruler;
 
 namespace {
 
+constexpr const char* kGgufTemplate = "gguf";
+
+// The model's chat template as a RULER model template: the task as one user turn with the
+// generation prompt, "{task_template}" where the task goes and every other brace doubled, since
+// py_format reads the result as a Python format string.
+std::string gguf_model_template(const ChatTemplate& t) {
+  const ChatMessage user{"user", "\x01"};
+  const std::string rendered = t.apply({&user, 1}, true);
+  std::string out;
+  for (const char c : rendered) {
+    if (c == '\x01')
+      out += "{task_template}";
+    else if (c == '{' || c == '}')
+      out += std::string(2, c);
+    else
+      out += c;
+  }
+  return out;
+}
+
 constexpr int kNumQaFree = 11;  // the tasks before qa_1 in ruler_tasks()
 
 // The task and RULER index of sample `index`.
@@ -53,6 +73,7 @@ std::vector<ParamSpec> RulerSuite::params() const {
   tasks.push_back("synthetic");
   std::vector<std::string> templates;
   for (const auto& [name, text] : model_templates()) templates.emplace_back(name);
+  templates.emplace_back(kGgufTemplate);
   const auto text = [](const char* name, const char* help) {
     return ParamSpec{name, ParamSpec::Kind::Text, "", 0, 0, false, {}, help};
   };
@@ -67,7 +88,10 @@ std::vector<ParamSpec> RulerSuite::params() const {
       text("squad", "SQuAD v2.0 dev JSON (dev-v2.0.json) for qa_1"),
       text("hotpotqa", "HotpotQA dev distractor JSON (hotpot_dev_distractor_v1.json) for qa_2"),
       {"model_template", ParamSpec::Kind::Choice, "base", 0, 0, false, templates,
-       "RULER model template around the task (template.py); the answer prefix follows it"}};
+       "RULER model template around the task (template.py); the answer prefix follows it. "
+       "gguf: the evaluated model's own tokenizer.chat_template (recognised families only, see "
+       "models/chat_template.h), the task as one user turn and the answer prefix inside the "
+       "assistant turn; the family is recorded in the sample's model_template"}};
 }
 
 std::vector<MetricSpec> RulerSuite::metrics() const {
@@ -98,8 +122,16 @@ Sample RulerSuite::make_sample(int context_len, int index, uint64_t seed, const 
                                 std::to_string(seed) + " + " + std::to_string(ruler_index));
   const Tokenizer& tok = *ctx.tokenizer;
 
-  const std::string mt_name = params.at("model_template").get<std::string>();
-  std::string_view mt;
+  std::string mt_name = params.at("model_template").get<std::string>();
+  std::string mt;
+  if (mt_name == kGgufTemplate) {
+    if (!ctx.chat_template)
+      throw std::invalid_argument(who +
+                                  ": model_template 'gguf' needs the model's chat template (" +
+                                  ctx.chat_template_note + ")");
+    mt = gguf_model_template(*ctx.chat_template);
+    mt_name += std::string(":") + chat_family_name(ctx.chat_template->family());
+  }
   for (const auto& [name, text] : model_templates())
     if (name == mt_name) mt = text;
   const GeneratorTemplate& gt = generator_template(task->generator);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "models/chat_template.h"
 #include "models/param_spec.h"
 #include "models/tokenizer.h"
 
@@ -29,6 +30,10 @@ struct SuiteContext {
   int n_vocab = 0;
   int32_t bos = -1, eos = -1;
   const Tokenizer* tokenizer = nullptr;  // null when the model has no usable tokenizer
+  // The model's recognised `tokenizer.chat_template` (null when it has none or it was not
+  // recognised; chat_template_note then says which, for a suite that asks for it).
+  const ChatTemplate* chat_template = nullptr;
+  std::string chat_template_note;
 };
 
 struct Sample {

@@ -130,3 +130,38 @@ TEST_F(RulerSuiteTest, ChatTemplatesWrapTheTaskAndKeepTheAnswerPrefixLast) {
 
 }  // namespace
 }  // namespace accel
+
+namespace accel {
+namespace {
+
+// model_template "gguf": the model's own chat template around the task, the answer prefix inside
+// the assistant turn, the family recorded; the same sample as "base" inside the turn markers.
+// A model without a usable template is refused with the context's note.
+TEST_F(RulerSuiteTest, GgufTemplateWrapsTheTaskInTheModelsChatTurnWithTheAnswerPrefixInside) {
+  const ChatTemplate chatml = ChatTemplate::recognise(
+      "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
+      "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ "
+      "'<|im_start|>assistant\\n' }}{% endif %}",
+      "test.gguf: tokenizer.chat_template", "", "");
+  SuiteContext c = ctx;
+  c.chat_template = &chatml;
+  const nlohmann::json p = params({{"task", "vt"}, {"model_template", "gguf"}});
+  const Sample chat = s.make_sample(2048, 0, 3, c, p);
+  const std::string text = tok->decode(std::span(chat.prompt).subspan(1));  // after BOS
+  const std::string prefix = chat.meta.at("answer_prefix").get<std::string>();
+  EXPECT_EQ(text.rfind("<|im_start|>user\n", 0), 0u) << text.substr(0, 80);
+  const std::string tail = "<|im_end|>\n<|im_start|>assistant\n" + prefix;
+  ASSERT_GE(text.size(), tail.size());
+  EXPECT_EQ(text.substr(text.size() - tail.size()), tail);
+  EXPECT_EQ(chat.meta.at("model_template"), "gguf:chatml");
+  EXPECT_LE(chat.prompt.size() + size_t(chat.max_new_tokens), 2048u);
+
+  c.chat_template = nullptr;
+  c.chat_template_note = "m.gguf has no tokenizer.chat_template";
+  const std::string err = error_of(2048, 0, 3, p, &c);
+  EXPECT_NE(err.find("model_template 'gguf'"), std::string::npos) << err;
+  EXPECT_NE(err.find("m.gguf has no tokenizer.chat_template"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace accel
