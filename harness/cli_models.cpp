@@ -21,10 +21,14 @@ void register_models_commands(CLI::App& app, CliCommands& out) {
   make->add_option("--family", a->family, "Family name (see `models list`)")->required();
   make->add_option("--out", a->out_dir, "Output directory")->required();
   make->add_option("--seed", a->seed, "Weight seed (same seed -> byte-identical files)");
-  make->add_option("--dtype", a->dtype, "Weight type: f32, f16, bf16, q8_0, q4_0")
-      ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0", "q4_0"}));
+  make->add_option("--dtype", a->dtype,
+                   "Weight type: f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k, or the mixes "
+                   "q4_k_m, q5_k_m (q6_k for attn_v, ffn_down, output); k-quant matrices whose "
+                   "rows are not a multiple of 256 are written as q8_0")
+      ->check(CLI::IsMember(
+          {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k", "q4_k_m", "q5_k_m"}));
   out.push_back({make, [a] {
-                   const DType t = *dtype_from_name(a->dtype);
+                   const WeightScheme t = *weight_scheme_from_name(a->dtype);
                    for (const auto& p : make_synthetic_family(a->family, a->out_dir, a->seed, t))
                      std::printf("%s\n", p.c_str());
                    return 0;

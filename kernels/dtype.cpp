@@ -15,6 +15,12 @@ std::optional<DType> dtype_from_ggml(uint32_t id) {
       return DType::Q4_0;
     case 8:
       return DType::Q8_0;
+    case 12:
+      return DType::Q4_K;
+    case 13:
+      return DType::Q5_K;
+    case 14:
+      return DType::Q6_K;
     case 30:
       return DType::BF16;
     default:
@@ -34,18 +40,35 @@ std::string_view dtype_name(DType t) {
       return "q8_0";
     case DType::Q4_0:
       return "q4_0";
+    case DType::Q4_K:
+      return "q4_k";
+    case DType::Q5_K:
+      return "q5_k";
+    case DType::Q6_K:
+      return "q6_k";
   }
   return "?";
 }
 
 std::optional<DType> dtype_from_name(std::string_view name) {
-  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0})
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K,
+                  DType::Q5_K, DType::Q6_K})
     if (dtype_name(t) == name) return t;
   return std::nullopt;
 }
 
 size_t dtype_block_elems(DType t) {
-  return (t == DType::Q8_0 || t == DType::Q4_0) ? 32 : 1;
+  switch (t) {
+    case DType::Q8_0:
+    case DType::Q4_0:
+      return 32;
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K:
+      return 256;  // ggml's QK_K super-block
+    default:
+      return 1;
+  }
 }
 
 size_t dtype_block_bytes(DType t) {
@@ -60,6 +83,12 @@ size_t dtype_block_bytes(DType t) {
       return 2 + 32;  // fp16 scale + 32 int8
     case DType::Q4_0:
       return 2 + 16;  // fp16 scale + 32 nibbles
+    case DType::Q4_K:
+      return 2 + 2 + 12 + 128;  // fp16 d, dmin + 8 packed 6-bit (scale, min) + 256 nibbles
+    case DType::Q5_K:
+      return 2 + 2 + 12 + 32 + 128;  // as q4_k + 256 high bits
+    case DType::Q6_K:
+      return 128 + 64 + 16 + 2;  // low nibbles, high 2-bit pairs, 16 int8 scales, fp16 d
   }
   return 0;
 }

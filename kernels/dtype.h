@@ -10,15 +10,25 @@
 namespace accel {
 
 // Values are ggml's `ggml_type` ids, so a GGUF tensor's type field maps directly.
-enum class DType : uint32_t { F32 = 0, F16 = 1, Q4_0 = 2, Q8_0 = 8, BF16 = 30 };
+enum class DType : uint32_t {
+  F32 = 0,
+  F16 = 1,
+  Q4_0 = 2,
+  Q8_0 = 8,
+  Q4_K = 12,
+  Q5_K = 13,
+  Q6_K = 14,
+  BF16 = 30
+};
 
 // Returns the DType for a ggml type id, or nullopt when the engine does not support it.
 std::optional<DType> dtype_from_ggml(uint32_t id);
 std::string_view dtype_name(DType t);
 std::optional<DType> dtype_from_name(
-    std::string_view name);  // "f32", "f16", "bf16", "q8_0", "q4_0"
+    std::string_view name);  // "f32", "f16", "bf16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k"
 
-// Elements per block (1 for float types, 32 for q8_0/q4_0) and bytes per block.
+// Elements per block (1 for float types, 32 for q8_0/q4_0, 256 for the k-quant super-blocks) and
+// bytes per block.
 size_t dtype_block_elems(DType t);
 size_t dtype_block_bytes(DType t);
 // Bytes of a row of `n` elements; n must be a multiple of the block size (asserted).

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "kernels/fp16.h"
+#include "kernels/kquant_panel.h"
 #include "kernels/quant.h"
 #include "kernels/simd.h"
 #include "kernels/threading.h"
@@ -45,11 +46,11 @@ constexpr int kW = simd::W;
 constexpr int kNR = kNV * kW;  // columns per weight panel
 // K-block. Measured on Zen 4 (M=2048, f32): whole-K micro-panels streamed from L2 (the packed X
 // micro-panel kMR x kKC stays in L1) beat L1-sized weight slices: kKC 128/256/512/1024 gave
-// 0.80/0.82/0.90/1.00 of the best rate. Multiple of 32 so quantized blocks never straddle it.
+// 0.80/0.82/0.90/1.00 of the best rate. Multiple of 256 so quantized blocks never straddle it.
 constexpr size_t kKC = 1024;
 constexpr size_t kMC = 16 * kMR;  // rows per packed X block: kMC x kKC floats = 384 KB (L2)
 constexpr size_t kNCP = 4;        // panels per N chunk: dequantized scratch kNCP*kNR x kKC = 1 MB
-static_assert(kKC % 32 == 0 && kNR % 16 == 0);
+static_assert(kKC % kQK_K == 0 && kNR % 16 == 0);  // k-quant super-blocks never straddle it
 
 }  // namespace
 
@@ -61,6 +62,7 @@ static_assert(kKC % 32 == 0 && kNR % 16 == 0);
 //   Q4_0       per panel, per 32-block of K: uint16_t d[kNR] (fp16), uint8_t q[16][kNR] where
 //              byte (j, n) holds column n's element j in the low nibble and j+16 in the high one
 //              (ggml's split-halves order, transposed)
+//   Q4_K, Q5_K, Q6_K  per panel, per 256-super-block of K: see kquant_panel.h
 struct PackedWeight::Storage {
   void* data = nullptr;  // 64-byte aligned
   size_t panel_bytes = 0;
@@ -83,6 +85,10 @@ size_t panel_bytes_for(DType t, size_t K) {
       return K / 32 * kNR * (2 + 32);
     case DType::Q4_0:
       return K / 32 * kNR * (2 + 16);
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K:
+      return K / kQK_K * kq::sb_bytes<kNR>(t);
   }
   return 0;
 }
@@ -155,7 +161,8 @@ void ukernel(size_t kc, const float* __restrict a, const uint8_t* __restrict pan
         fma_row<R>(acc, a + (kb * 32 + k) * kMR, bv);
       }
     }
-  } else {  // Q4_0: K rows 0..15 are the low nibbles, 16..31 the high ones (kept in K order)
+  } else if constexpr (WT == DType::Q4_0) {
+    // K rows 0..15 are the low nibbles, 16..31 the high ones (kept in K order)
     for (size_t kb = 0; kb < kc / 32; ++kb) {
       const uint8_t* p = pan + (k0 / 32 + kb) * kNR * (2 + 16);
       const uint8_t* q = p + kNR * 2;
@@ -171,6 +178,29 @@ void ukernel(size_t kc, const float* __restrict a, const uint8_t* __restrict pan
           }
           fma_row<R>(acc, a + (kb * 32 + half * 16 + k) * kMR, bv);
         }
+    }
+  } else {
+    // k-quants, decoded by kquant_panel.h's SubDecoder, the routine that also fills the scratch
+    // (dequant_slice). With 1-2 rows (decode) each K row is decoded in registers right before its
+    // FMAs; with more, the accumulators leave no registers for the decoder's per-column scales,
+    // so each 32-row sub-block is decoded into an L1 buffer first. Same floats either way.
+    static_assert(kq::is_kquant(WT));
+    for (size_t sub = k0 / 32; sub < (k0 + kc) / 32; ++sub) {
+      const float* a0 = a + (sub - k0 / 32) * 32 * kMR;
+      if constexpr (R <= 2) {
+        const kq::SubDecoder<kNR, WT> dec(pan, sub);
+        for (int k = 0; k < 32; ++k) {
+          for (int j = 0; j < kNV; ++j) bv[j] = dec.row(k, j);
+          fma_row<R>(acc, a0 + k * kMR, bv);
+        }
+      } else {
+        alignas(64) float buf[32 * kNR];
+        kq::dequant_sub<kNR, WT>(pan, sub, buf);
+        for (int k = 0; k < 32; ++k) {
+          for (int j = 0; j < kNV; ++j) bv[j] = simd::load(buf + k * kNR + j * kW);
+          fma_row<R>(acc, a0 + k * kMR, bv);
+        }
+      }
     }
   }
   if (t.bias) {
@@ -208,6 +238,12 @@ const std::array<UKernel, kMR>& kernels_for(DType t) {
       return kKernels<DType::Q8_0>;
     case DType::Q4_0:
       return kKernels<DType::Q4_0>;
+    case DType::Q4_K:
+      return kKernels<DType::Q4_K>;
+    case DType::Q5_K:
+      return kKernels<DType::Q5_K>;
+    case DType::Q6_K:
+      return kKernels<DType::Q6_K>;
     default:
       return kKernels<DType::F32>;
   }
@@ -268,6 +304,12 @@ void dequant_slice(DType t, const uint8_t* pan, size_t k0, size_t kc, float* __r
       }
       return;
     }
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K:
+      for (size_t sub = k0 / 32; sub < (k0 + kc) / 32; ++sub)
+        kq::dequant_sub<kNR>(t, pan, sub, out + (sub - k0 / 32) * 32 * kNR);
+      return;
   }
 }
 
@@ -396,6 +438,14 @@ PackedWeight PackedWeight::pack(DType t, const void* src, size_t rows, size_t co
           for (int k = 0; k < 16; ++k) o[kNR * 2 + k * kNR + c] = b.qs[k];
         }
         break;
+      case DType::Q4_K:
+      case DType::Q5_K:
+      case DType::Q6_K: {
+        const size_t bb = dtype_block_bytes(t), sbb = kq::sb_bytes<kNR>(t);
+        for (size_t kb = 0; kb < cols / kQK_K; ++kb)
+          kq::pack_block<kNR>(t, row + kb * bb, pan + kb * sbb, c);
+        break;
+      }
     }
   }
   pw.bytes_ = panels * st->panel_bytes;

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "kernels/fp16.h"
+#include "kernels/kquant.h"
 
 namespace accel {
 
@@ -44,6 +45,15 @@ void dequantize_row(DType t, const void* src, float* dst, size_t n) {
       }
       return;
     }
+    case DType::Q4_K:
+      dequantize_row_q4_K(static_cast<const BlockQ4_K*>(src), dst, n);
+      return;
+    case DType::Q5_K:
+      dequantize_row_q5_K(static_cast<const BlockQ5_K*>(src), dst, n);
+      return;
+    case DType::Q6_K:
+      dequantize_row_q6_K(static_cast<const BlockQ6_K*>(src), dst, n);
+      return;
   }
 }
 
@@ -97,6 +107,15 @@ void quantize_row(DType t, const float* src, void* dst, size_t n) {
       }
       return;
     }
+    case DType::Q4_K:
+      quantize_row_q4_K(src, static_cast<BlockQ4_K*>(dst), n);
+      return;
+    case DType::Q5_K:
+      quantize_row_q5_K(src, static_cast<BlockQ5_K*>(dst), n);
+      return;
+    case DType::Q6_K:
+      quantize_row_q6_K(src, static_cast<BlockQ6_K*>(dst), n);
+      return;
   }
 }
 

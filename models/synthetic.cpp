@@ -132,10 +132,37 @@ std::vector<float> normal_tensor(uint64_t seed, const std::string& key, size_t n
   return v;
 }
 
+}  // namespace
+
+DType matrix_dtype(DType dtype, uint64_t row_length) {
+  return row_length % dtype_block_elems(dtype) == 0 ? dtype : DType::Q8_0;
+}
+
+DType WeightScheme::for_matrix(const std::string& name) const {
+  const bool hi = name == "output.weight" || name.find(".attn_v.") != std::string::npos ||
+                  name.find(".ffn_down") != std::string::npos;
+  return hi && high ? *high : base;
+}
+
+uint32_t WeightScheme::llama_file_type() const {
+  if (high && base == DType::Q4_K) return 15;  // LLAMA_FTYPE_MOSTLY_Q4_K_M
+  if (high && base == DType::Q5_K) return 17;  // LLAMA_FTYPE_MOSTLY_Q5_K_M
+  return accel::llama_file_type(base);
+}
+
+std::optional<WeightScheme> weight_scheme_from_name(const std::string& name) {
+  if (name == "q4_k_m") return WeightScheme(DType::Q4_K, DType::Q6_K);
+  if (name == "q5_k_m") return WeightScheme(DType::Q5_K, DType::Q6_K);
+  if (const auto t = dtype_from_name(name)) return WeightScheme(*t);
+  return std::nullopt;
+}
+
+namespace {
+
 class TensorSink {
  public:
-  TensorSink(GgufWriter& w, const std::string& member, uint64_t seed, DType dtype)
-      : w_(w), member_(member), seed_(seed), dtype_(dtype) {}
+  TensorSink(GgufWriter& w, const std::string& member, uint64_t seed, const WeightScheme& scheme)
+      : w_(w), member_(member), seed_(seed), scheme_(scheme) {}
 
   // A matrix of ggml dims [cols, rows] (or [cols, rows, n] for stacked experts) in the member's
   // weight type.
@@ -143,9 +170,10 @@ class TensorSink {
     size_t n = 1;
     for (auto d : dims) n *= d;
     const std::vector<float> v = normal_tensor(seed_, member_ + "/" + name, n, stddev);
-    std::vector<uint8_t> bytes(dtype_row_bytes(dtype_, n));
-    quantize_row(dtype_, v.data(), bytes.data(), n);
-    w_.add_tensor(name, std::move(dims), dtype_, bytes.data(), bytes.size());
+    const DType t = matrix_dtype(scheme_.for_matrix(name), dims[0]);
+    std::vector<uint8_t> bytes(dtype_row_bytes(t, n));
+    quantize_row(t, v.data(), bytes.data(), n);
+    w_.add_tensor(name, std::move(dims), t, bytes.data(), bytes.size());
   }
   void vector(const std::string& name, size_t n, double value_or_nan, double stddev = 0) {
     std::vector<float> v = stddev > 0 ? normal_tensor(seed_, member_ + "/" + name, n, stddev)
@@ -157,7 +185,7 @@ class TensorSink {
   GgufWriter& w_;
   std::string member_;
   uint64_t seed_;
-  DType dtype_;
+  WeightScheme scheme_;
 };
 
 }  // namespace
@@ -194,17 +222,18 @@ void set_synthetic_metadata(GgufWriter& w, const SyntheticMemberSpec& m, const s
 }
 
 void write_synthetic_model(const SyntheticMemberSpec& m, const std::string& family, uint64_t seed,
-                           DType dtype, const std::string& path) {
+                           const WeightScheme& scheme, const std::string& path) {
   const uint64_t V = byte_level_tokenizer_spec().tokens.size(), E = uint64_t(m.n_embd),
                  F = uint64_t(m.n_ff);
   const uint64_t hd = E / uint64_t(m.n_head), Q = hd * uint64_t(m.n_head),
                  KV = hd * uint64_t(m.n_head_kv);
   GgufWriter w;
-  set_synthetic_metadata(w, m, family, seed, dtype);
+  set_synthetic_metadata(w, m, family, seed, scheme.base);
+  w.set("general.file_type", GgufValue::of_u32(scheme.llama_file_type()));  // replaces in place
 
   // GPT-2-style initialisation: std 0.02, residual output projections scaled by 1/sqrt(2 L).
   const double s = 0.02, s_res = 0.02 / std::sqrt(2.0 * m.n_layer);
-  TensorSink t(w, m.role, seed, dtype);
+  TensorSink t(w, m.role, seed, scheme);
   t.matrix("token_embd.weight", {E, V}, s);
   for (int l = 0; l < m.n_layer; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
@@ -242,13 +271,13 @@ void write_synthetic_model(const SyntheticMemberSpec& m, const std::string& fami
 
 std::vector<std::string> make_synthetic_family(const std::string& family,
                                                const std::string& out_dir, uint64_t seed,
-                                               DType dtype) {
+                                               const WeightScheme& scheme) {
   const SyntheticFamily& f = find_synthetic_family(family);
   std::filesystem::create_directories(out_dir);
   std::vector<std::string> paths;
   for (const auto& m : f.members) {
     const std::string path = (std::filesystem::path(out_dir) / (m.role + ".gguf")).string();
-    write_synthetic_model(m, f.name, seed, dtype, path);
+    write_synthetic_model(m, f.name, seed, scheme, path);
     paths.push_back(path);
   }
   return paths;

@@ -45,13 +45,33 @@ class GgufWriter;
 void set_synthetic_metadata(GgufWriter& w, const SyntheticMemberSpec& spec,
                             const std::string& family, uint64_t seed, DType dtype);
 
-// Writes one member as a GGUF file. Same (spec, family name, seed, dtype) -> byte-identical file.
+// The type a matrix with rows of `row_length` elements is written in for a member of weight type
+// `dtype`: dtype itself, or q8_0 when the row is not a whole number of dtype's blocks (k-quants
+// need multiples of 256; the tiny families' widths are 64-352), as llama.cpp's quantizer falls
+// back for such tensors. q8_0 rather than a 4-5 bit fallback so the substitute never adds error.
+DType matrix_dtype(DType dtype, uint64_t row_length);
+
+// The weight types of a member's matrices: one type, or llama.cpp's "_M" mixes, which keep
+// attn_v, ffn_down and output in a higher type (q4_k_m, q5_k_m: q6_K). llama.cpp upgrades attn_v
+// and ffn_down in only about half the layers (its use_more_bits rule); ours does every layer.
+struct WeightScheme {
+  DType base;
+  std::optional<DType> high;          // for attn_v, ffn_down, output; unset: base everywhere
+  WeightScheme(DType t) : base(t) {}  // NOLINT(google-explicit-constructor): a DType is a scheme
+  WeightScheme(DType b, DType h) : base(b), high(h) {}
+  DType for_matrix(const std::string& name) const;
+  uint32_t llama_file_type() const;  // general.file_type (15 MOSTLY_Q4_K_M, 17 MOSTLY_Q5_K_M)
+};
+// "f32", ..., "q6_k" (one type) or "q4_k_m", "q5_k_m"; nullopt when unknown.
+std::optional<WeightScheme> weight_scheme_from_name(const std::string& name);
+
+// Writes one member as a GGUF file. Same (spec, family name, seed, scheme) -> byte-identical file.
 void write_synthetic_model(const SyntheticMemberSpec& spec, const std::string& family,
-                           uint64_t seed, DType dtype, const std::string& path);
+                           uint64_t seed, const WeightScheme& scheme, const std::string& path);
 
 // Writes every member of the family into out_dir as <role>.gguf; returns the paths in table order.
 std::vector<std::string> make_synthetic_family(const std::string& family,
                                                const std::string& out_dir, uint64_t seed,
-                                               DType dtype);
+                                               const WeightScheme& scheme);
 
 }  // namespace accel

@@ -23,10 +23,14 @@ namespace {
 using test::bit_equal;
 using test::random_normal;
 
-constexpr DType kAllTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0};
+constexpr DType kAllTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0,
+                               DType::Q4_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
 
 bool is_quant(DType t) {
-  return t == DType::Q8_0 || t == DType::Q4_0;
+  return dtype_block_elems(t) > 1;
+}
+bool is_kquant(DType t) {
+  return dtype_block_elems(t) == 256;
 }
 
 // Raw ggml-layout weight (N rows of K) of type t from N(0, 1) values.
@@ -115,19 +119,22 @@ void check_case(DType t, const Case& c, bool with_bias, uint64_t seed) {
 
 // Row counts around the 6-row tile (both ISAs), the 12-row direct/scratch switch and the 96-row M
 // block; column counts around the 16-lane vectors and the 64 (AVX-512) / 16 (AVX2) column panel;
-// K odd (float types) or multiples of 32 (quantized). LargeShapes adds K past the K-block.
+// K odd (float types) or multiples of 32 (quantized; 256 for k-quants). LargeShapes adds K past the
+// K-block.
 const size_t kMs[] = {1, 2, 3, 4, 5, 6, 7, 13, 31, 32, 33, 34, 35};
 const size_t kNs[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 35, 64, 65};
 const size_t kKsFloat[] = {1, 3, 17, 32, 96};
 const size_t kKsQuant[] = {32, 64, 96};
+const size_t kKsKQuant[] = {256, 512, 768};
 
 class GemmAccuracy : public ::testing::TestWithParam<DType> {};
 
 TEST_P(GemmAccuracy, ShapeTable) {
   const DType t = GetParam();
   uint64_t seed = 100;
-  for (size_t K : is_quant(t) ? std::vector<size_t>(std::begin(kKsQuant), std::end(kKsQuant))
-                              : std::vector<size_t>(std::begin(kKsFloat), std::end(kKsFloat)))
+  for (size_t K : is_kquant(t)  ? std::vector<size_t>(std::begin(kKsKQuant), std::end(kKsKQuant))
+                  : is_quant(t) ? std::vector<size_t>(std::begin(kKsQuant), std::end(kKsQuant))
+                                : std::vector<size_t>(std::begin(kKsFloat), std::end(kKsFloat)))
     for (size_t M : kMs)
       for (size_t N : kNs) check_case(t, {M, N, K}, (M + N) % 2 == 0, ++seed);
 }
@@ -135,8 +142,9 @@ TEST_P(GemmAccuracy, ShapeTable) {
 TEST_P(GemmAccuracy, LargeShapes) {
   const DType t = GetParam();
   // 256 rows > one M block; 257 columns > one 4-panel N chunk; K 768 (model hidden) and K past the
-  // 1024 K-block, not a multiple of it (1056 = 1024 + 32; 1201 for float types).
-  const size_t kOdd = is_quant(t) ? 1056 : 1201;
+  // 1024 K-block, not a multiple of it (1056 = 1024 + 32; 1280 = 1024 + 256 for k-quants; 1201
+  // for float types).
+  const size_t kOdd = is_kquant(t) ? 1280 : is_quant(t) ? 1056 : 1201;
   for (const Case& c : {Case{256, 257, 768}, Case{7, 257, 768}, Case{33, 100, kOdd},
                         Case{1, 1, kOdd}, Case{200, 40, 768}})
     for (bool bias : {false, true}) check_case(t, c, bias, 7 + c.M + c.N);
@@ -160,7 +168,7 @@ class GemmBatchInvariance : public ::testing::TestWithParam<DType> {};
 TEST_P(GemmBatchInvariance, RowsMatchAcrossBatchSizesPositionsAndThreads) {
   ThreadGuard guard;
   const DType t = GetParam();
-  const size_t K = is_quant(t) ? 1056 : 1201;
+  const size_t K = is_kquant(t) ? 1280 : is_quant(t) ? 1056 : 1201;
   for (size_t N : {size_t(257), size_t(40)}) {
     const std::vector<uint8_t> raw = make_weight(t, N, K, 5);
     const PackedWeight pw = PackedWeight::pack(t, raw.data(), N, K);
@@ -200,8 +208,10 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, GemmBatchInvariance, ::testing::ValuesIn(kAll
 // A non-f32 weight must give exactly the f32 GEMM on its dequantized matrix: the kernels only
 // change how weights are stored, never the arithmetic.
 TEST(Gemm, NonF32EqualsF32OnDequantizedBitForBit) {
-  for (DType t : {DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0})
-    for (const Case& c : {Case{1, 33, 64}, Case{13, 257, 1056}, Case{256, 64, 768}}) {
+  for (DType t :
+       {DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q5_K, DType::Q6_K})
+    for (const Case& c : {Case{1, 33, is_kquant(t) ? 256u : 64u},
+                          Case{13, 257, is_kquant(t) ? 1280u : 1056u}, Case{256, 64, 768}}) {
       SCOPED_TRACE(describe(t, c, true));
       const std::vector<uint8_t> raw = make_weight(t, c.N, c.K, 11);
       const std::vector<float> w = dequantized(t, raw, c.N, c.K);

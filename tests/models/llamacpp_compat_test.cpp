@@ -20,15 +20,20 @@
 namespace accel {
 namespace {
 
-const std::vector<DType> kAllDtypes = {DType::F32, DType::F16, DType::BF16, DType::Q8_0,
-                                       DType::Q4_0};
+const std::vector<DType> kAllDtypes = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0,
+                                       DType::Q4_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
 
 // include/llama.h: LLAMA_FTYPE_ALL_F32 = 0, MOSTLY_F16 = 1, MOSTLY_Q4_0 = 2, MOSTLY_Q8_0 = 7,
-// MOSTLY_BF16 = 32. Written out here, independently of models/, so a wrong mapping fails.
-uint32_t llamacpp_ftype(DType t) {
+// MOSTLY_Q4_K_S = 14, MOSTLY_Q5_K_S = 16, MOSTLY_Q6_K = 18, MOSTLY_BF16 = 32. Written out here,
+// independently of models/, so a wrong mapping fails.
+const std::map<DType, uint32_t>& ftype_table() {
   static const std::map<DType, uint32_t> table = {
-      {DType::F32, 0}, {DType::F16, 1}, {DType::Q4_0, 2}, {DType::Q8_0, 7}, {DType::BF16, 32}};
-  return table.at(t);
+      {DType::F32, 0},   {DType::F16, 1},   {DType::Q4_0, 2},  {DType::Q8_0, 7},
+      {DType::Q4_K, 14}, {DType::Q5_K, 16}, {DType::Q6_K, 18}, {DType::BF16, 32}};
+  return table;
+}
+uint32_t llamacpp_ftype(DType t) {
+  return ftype_table().at(t);
 }
 
 // Pre-tokenizers llama.cpp accepts that our engine also implements. A gpt2 vocabulary without one
@@ -200,11 +205,22 @@ void check_tensors(const GgufFile& f, Problems& p, const std::string& a, const H
     if (!seen.count(name)) p.add("tensor " + name + ": missing");
 }
 
-// Every matrix in one type, and general.file_type naming it in llama.cpp's numbering.
+// Every matrix in one type, and general.file_type naming it in llama.cpp's numbering. In a k-quant
+// file, matrices whose rows are not whole 256-element super-blocks are q8_0 instead (llama.cpp's
+// quantizer falls back the same way; the file type still names the k-quant).
 void check_file_type(const GgufFile& f, Problems& p) {
-  std::set<DType> matrix_types;
+  std::set<DType> matrix_types, kquant_fallbacks;
   for (const auto& t : f.tensors())
-    if (t.dims.size() >= 2) matrix_types.insert(t.type);
+    if (t.dims.size() >= 2)
+      (t.type == DType::Q8_0 && t.dims[0] % 256 ? kquant_fallbacks : matrix_types).insert(t.type);
+  const GgufValue* named = f.find("general.file_type");
+  bool kquant_file = false;
+  for (const auto& [dt, ft] : ftype_table())
+    if (named && named->u == ft && dtype_block_elems(dt) == 256) {
+      kquant_file = true;
+      if (!kquant_fallbacks.empty()) matrix_types.insert(dt);  // all may have fallen back
+    }
+  if (!kquant_file) matrix_types.insert(kquant_fallbacks.begin(), kquant_fallbacks.end());
   if (matrix_types.size() != 1) {
     p.add("matrices are not all of one type");
     return;
