@@ -1,12 +1,14 @@
 // `accelbench report`, `compare` and `merge`: thin CLI glue over results/ and reports/. Reading
 // commands open stores read-only, so a mistyped path is an error naming the file, never a new
 // empty store. Exit codes: 0 ok, 1 error (cli_main), 3 = compare found a regression.
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
 #include "harness/cli.h"
 #include "reports/compare.h"
 #include "reports/niah_report.h"
+#include "reports/paper_table.h"
 #include "reports/tables.h"
 #include "results/result_store.h"
 
@@ -14,11 +16,39 @@ namespace accel {
 
 namespace {
 constexpr int kExitRegression = 3;
+constexpr int kExitUsage = 2;
+
+// --table accepts every report by name plus "paper", which needs published files besides the
+// store and so is dispatched here rather than by make_report.
+std::vector<std::string> table_names() {
+  auto v = reports::report_names();
+  v.push_back("paper");
+  return v;
 }
+
+// `--table paper`: "list", an empty or an unknown --paper prints the published files (unknown:
+// exit 2 with the name on stderr).
+int report_paper(const std::string& db, const std::string& dir, const std::string& name,
+                 const reports::ReportOptions& opt, reports::Format format) {
+  const auto sets = reports::load_published_dir(dir);
+  const auto it = std::find_if(sets.begin(), sets.end(),
+                               [&](const reports::PublishedSet& s) { return s.id == name; });
+  if (it == sets.end()) {
+    std::fputs(reports::render(reports::published_list_table(sets), format).c_str(), stdout);
+    if (name.empty() || name == "list") return 0;
+    std::fprintf(stderr, "report: no published file with id '%s' in %s (listed above)\n",
+                 name.c_str(), dir.c_str());
+    return kExitUsage;
+  }
+  const auto store = results::ResultStore::open_readonly(db);
+  std::fputs(reports::render_paper(reports::paper_table(store, *it, opt), format).c_str(), stdout);
+  return 0;
+}
+}  // namespace
 
 void register_results_commands(CLI::App& app, CliCommands& out) {
   struct ReportArgs {
-    std::string db, table, format = "md", where, param, svg;
+    std::string db, table, format = "md", where, param, svg, paper, published = "reports/published";
   };
   auto r = std::make_shared<ReportArgs>();
   CLI::App* report = app.add_subcommand("report", "Print a table from a results store");
@@ -29,9 +59,10 @@ void register_results_commands(CLI::App& app, CliCommands& out) {
                    "(with the reference), decode (decode tok/s and KV bytes per token against "
                    "the f32-cache baseline), suite (every suite metric by its declaration), "
                    "parity (token-exact parity and the cross-configuration matrix), niah (NIAH "
-                   "score by needle depth and context length), runs or trials")
+                   "score by needle depth and context length), runs, trials, or paper (published "
+                   "values beside this store's, see --paper)")
       ->required()
-      ->check(CLI::IsMember(reports::report_names()));
+      ->check(CLI::IsMember(table_names()));
   report->add_option("--format", r->format, "md, csv, latex or json")
       ->check(CLI::IsMember({"md", "markdown", "csv", "latex", "tex", "json"}));
   report->add_option("--where", r->where,
@@ -40,7 +71,24 @@ void register_results_commands(CLI::App& app, CliCommands& out) {
   report->add_option("--svg", r->svg,
                      "With --table niah: also write one heatmap per configuration (depth x "
                      "context length, colour = score) as DIR/niah-<configuration>.svg");
+  report->add_option("--paper", r->paper,
+                     "With --table paper: the published file's id; 'list' (or an unknown id) "
+                     "lists them");
+  report->add_option("--published", r->published,
+                     "With --table paper: directory of published value files (default "
+                     "reports/published, relative to the working directory)");
   out.push_back({report, [r] {
+                   if (r->table == "paper") {
+                     if (!r->svg.empty() || !r->param.empty())
+                       throw std::invalid_argument(
+                           "--svg and --param do not apply to --table paper");
+                     reports::ReportOptions opt;
+                     opt.where = r->where;
+                     return report_paper(r->db, r->published, r->paper, opt,
+                                         reports::parse_format(r->format));
+                   }
+                   if (!r->paper.empty())
+                     throw std::invalid_argument("--paper needs --table paper");
                    if (!r->svg.empty() && r->table != "niah")
                      throw std::invalid_argument("--svg draws NIAH heatmaps: use --table niah");
                    const auto store = results::ResultStore::open_readonly(r->db);

@@ -1,86 +1,26 @@
-// SpecPrefillMethod::run (see specprefill.h). Phases: [prefix] draft_prefill, lookahead, score,
-// select, prefill (target, sparse), first_token, decode. The only fallback is the declared one
-// (below_threshold: a full prefill, recorded in the stats); any error fails the request.
+// SpecPrefillMethod::run (see specprefill.h). Phases: [prefix] [draft_tokenize] draft_prefill,
+// lookahead, score, select, [retokenize] prefill (target, sparse), first_token, decode. The only
+// fallback is the declared one (below_threshold: a full prefill, recorded in the stats); any error
+// fails the request.
 #include "methods/specprefill.h"
 
 #include <cmath>
 #include <cstring>
+#include <memory>
+#include <optional>
 
 #include "methods/baseline.h"
 #include "methods/phase_timer.h"
+#include "methods/specprefill_config.h"
+#include "methods/specprefill_pflash.h"
 #include "methods/specprefill_scoring.h"
 #include "models/generation.h"
+#include "models/tokenizer.h"
 
 namespace accel {
 
 std::vector<ParamSpec> SpecPrefillMethod::params() const {
-  using K = ParamSpec::Kind;
-  return {
-      {"keep", K::Float, 0.2, 0, 1, true, {}, "fraction of prompt chunks the target prefills"},
-      {"chunk", K::Int, 32, 1, 65536, false, {}, "selection chunk size in tokens"},
-      {"lookahead", K::Int, 8, 1, 64, false, {}, "lookahead queries per draft layer"},
-      {"lookahead_mode",
-       K::Choice,
-       "reference",
-       0,
-       0,
-       false,
-       {"reference", "decode", "tail"},
-       "reference: last prompt token + lookahead-1 greedy draft steps; decode: lookahead draft "
-       "steps only (MLX ports); tail: the last `lookahead` prompt tokens, no decoding (pflash; "
-       "no causal mask inside the tail)"},
-      {"pool_kernel", K::Int, 13, 0, 1023, false, {}, "average-pool kernel (odd; 0 or 1 = off)"},
-      {"pool_edges",
-       K::Choice,
-       "zero_pad",
-       0,
-       0,
-       false,
-       {"zero_pad", "renormalize"},
-       "zero_pad: divide by the kernel everywhere (reference); renormalize: by in-range count"},
-      {"aggregation",
-       K::Choice,
-       "pool_max_mean",
-       0,
-       0,
-       false,
-       {"pool_max_mean", "max_mean_pool"},
-       "order of pooling vs max over layers/heads and mean over lookahead queries"},
-      {"keep_rounding",
-       K::Choice,
-       "ceil",
-       0,
-       0,
-       false,
-       {"ceil", "floor_min1"},
-       "chunks kept = ceil(n*keep) (reference) or max(1, floor(n*keep)) (pflash)"},
-      {"force_tail_tokens",
-       K::Int,
-       0,
-       0,
-       1 << 24,
-       false,
-       {},
-       "always keep the chunks covering the last N prompt tokens (from the budget; omlx uses 512)"},
-      {"prefix_tokens",
-       K::Int,
-       0,
-       0,
-       1 << 24,
-       false,
-       {},
-       "first S prompt tokens are a cached prefix (prefilled untimed on draft and target); only "
-       "the suffix is scored and sparse-prefilled, at positions offset by S"},
-      {"threshold",
-       K::Int,
-       8192,
-       0,
-       1 << 24,
-       false,
-       {},
-       "below this many suffix tokens fall back to full prefill (unless force)"},
-      {"force", K::Bool, false, 0, 0, false, {}, "apply the method below the threshold too"},
-  };
+  return specprefill::param_specs();
 }
 
 namespace {
@@ -88,29 +28,49 @@ namespace {
 struct Captured {
   int n_layer = 0, qdim = 0;
   std::vector<std::vector<float>> q;  // (layer) -> [A][qdim]
-  void add(int layer, const float* row) {
+  std::vector<int32_t> pos;           // the position of each captured query (recorded at layer 0)
+  void add(int layer, const float* row, int32_t position) {
     q[size_t(layer)].insert(q[size_t(layer)].end(), row, row + qdim);
+    if (layer == 0) pos.push_back(position);
   }
+};
+
+// Tokenizers of target and draft when their vocabularies differ (the draft scores its own
+// tokenization of the prompt text); built before the clock starts, as loading a model is.
+struct CrossTokenizer {
+  std::unique_ptr<Tokenizer> target, draft;
 };
 
 }  // namespace
 
 Outcome SpecPrefillMethod::run(const Engine& e, const Request& r, const nlohmann::json& p) const {
+  using namespace specprefill;
   const Model& target = *e.target;
   const Model& draft = e.model("draft");
-  if (draft.config().n_vocab != target.config().n_vocab)
-    throw std::invalid_argument("specprefill: draft and target vocabularies differ (" +
-                                std::to_string(draft.config().n_vocab) + " vs " +
-                                std::to_string(target.config().n_vocab) + ")");
+  const Config cfg = resolve_config(p);
   const size_t M = r.prompt.size();
-  const size_t S = p["prefix_tokens"].get<size_t>();
+  const size_t S = cfg.prefix_tokens;
   if (S >= M)
     throw std::invalid_argument("specprefill: prefix_tokens (" + std::to_string(S) +
                                 ") must be shorter than the prompt (" + std::to_string(M) + ")");
   const size_t n = M - S;
-  const int A = p["lookahead"];
-  const std::string mode = p["lookahead_mode"];
+  const int A = cfg.lookahead;
+  const bool contiguous = cfg.positions == Positions::Contiguous;
   const std::span<const int32_t> prompt(r.prompt);
+
+  // Another vocabulary: only the text can cross (methods.md §1.3, Cross-Family SpecPrefill).
+  std::optional<CrossTokenizer> cross;
+  std::vector<int32_t> draft_prompt_ids;
+  if (draft.config().n_vocab != target.config().n_vocab) {
+    if (!contiguous || S > 0)
+      throw std::invalid_argument(
+          "specprefill: draft and target vocabularies differ (" +
+          std::to_string(draft.config().n_vocab) + " vs " +
+          std::to_string(target.config().n_vocab) +
+          "); this needs positions=contiguous and prefix_tokens=0 (kept text is re-tokenized)");
+    cross = CrossTokenizer{Tokenizer::create(TokenizerSpec::from_gguf(target.file())),
+                           Tokenizer::create(TokenizerSpec::from_gguf(draft.file()))};
+  }
 
   // The cached prefix is set up before the clock starts, as a prefix-cache hit would be.
   KVCache tcache = e.make_target_cache();
@@ -119,9 +79,12 @@ Outcome SpecPrefillMethod::run(const Engine& e, const Request& r, const nlohmann
     prefill(target, prompt.first(S), iota_positions(0, S), tcache, e.prefill_chunk);
     prefill(draft, prompt.first(S), iota_positions(0, S), dcache, e.prefill_chunk);
   }
+  // The prompt text a cross-tokenizer draft starts from (untimed: the text is what a server has).
+  const std::string prompt_text = cross ? cross->target->decode(prompt) : std::string();
   PhaseTimer timer;
   Outcome out;
   out.stats["prefix_tokens"] = S;
+  out.stats["config"] = cfg.to_json();
 
   const auto suffix = prompt.subspan(S);
   const auto suffix_pos = iota_positions(int32_t(S), n);
@@ -136,92 +99,137 @@ Outcome SpecPrefillMethod::run(const Engine& e, const Request& r, const nlohmann
   };
 
   std::vector<float> last;
-  if (n < size_t(p["threshold"].get<int64_t>()) && !p["force"].get<bool>()) {
+  int32_t next_pos = int32_t(M);
+  if (n < size_t(cfg.threshold) && !cfg.force) {
     last = full_prefill("below_threshold");
   } else {
+    // The draft's own view of the suffix: the prompt's ids, or its tokenization of the text.
+    if (cross) {
+      draft_prompt_ids = cross->draft->encode(prompt_text, /*add_special=*/true, false);
+      timer.lap("draft_tokenize");
+      if (draft_prompt_ids.empty())
+        throw std::invalid_argument("specprefill: the draft's tokenization of the prompt is empty");
+    }
+    const std::span<const int32_t> dsuffix =
+        cross ? std::span<const int32_t>(draft_prompt_ids) : suffix;
+    const size_t dn = dsuffix.size(), DM = S + dn;  // draft suffix length, draft prompt length
+    const auto dpos = iota_positions(int32_t(S), dn);
+
     const int L = draft.config().n_layer, qdim = draft.config().q_dim();
-    Captured cap{L, qdim, std::vector<std::vector<float>>(size_t(L))};
+    const size_t kvd = size_t(draft.config().kv_dim());
+    Captured cap{L, qdim, std::vector<std::vector<float>>(size_t(L)), {}};
     // Draft prefill; capture the last prompt token's query (reference) or the tail's (tail).
-    const int32_t first_captured = mode == "reference" ? int32_t(M) - 1
-                                   : mode == "tail" ? int32_t(M) - std::min<int32_t>(A, int32_t(n))
-                                                    : int32_t(M);
+    const int32_t first_captured = cfg.lookahead_mode == LookaheadMode::Reference ? int32_t(DM) - 1
+                                   : cfg.lookahead_mode == LookaheadMode::Tail
+                                       ? int32_t(DM) - std::min<int32_t>(A, int32_t(dn))
+                                       : int32_t(DM);
     // Sized once up front: growing by doubling copies the cache at every power of two, which
     // would charge the method for the engine's allocator rather than its algorithm.
-    dcache.reserve(M + size_t(A));
+    dcache.reserve(DM + size_t(A));
     size_t chunk_start = 0;
     ForwardHooks hooks;
     hooks.on_query = [&](int layer, const float* q, size_t rows, size_t ld) {
       for (size_t i = 0; i < rows; ++i) {
-        const int32_t pos = suffix_pos[chunk_start + i];
-        if (pos >= first_captured) cap.add(layer, q + i * ld);
+        const int32_t pos = dpos[chunk_start + i];
+        if (pos >= first_captured) cap.add(layer, q + i * ld, pos);
       }
     };
     std::vector<float> dlogits;
-    for (size_t s0 = 0; s0 < n; s0 += e.prefill_chunk) {
-      const size_t len = std::min(e.prefill_chunk, n - s0);
+    for (size_t s0 = 0; s0 < dn; s0 += e.prefill_chunk) {
+      const size_t len = std::min(e.prefill_chunk, dn - s0);
       chunk_start = s0;
       const int32_t row = int32_t(len - 1);
-      dlogits = draft.forward(suffix.subspan(s0, len), std::span(suffix_pos).subspan(s0, len),
-                              dcache, {&row, 1}, &hooks);
+      dlogits = draft.forward(dsuffix.subspan(s0, len), std::span(dpos).subspan(s0, len), dcache,
+                              {&row, 1}, &hooks);
     }
     timer.lap("draft_prefill");
     // Lookahead: greedy draft decode steps, each capturing the new token's query.
-    const int steps = mode == "reference" ? A - 1 : mode == "decode" ? A : 0;
-    ForwardHooks step_hooks;
-    step_hooks.on_query = [&](int layer, const float* q, size_t, size_t) { cap.add(layer, q); };
+    const int steps = cfg.lookahead_mode == LookaheadMode::Reference ? A - 1
+                      : cfg.lookahead_mode == LookaheadMode::Decode  ? A
+                                                                     : 0;
     for (int i = 0; i < steps; ++i) {
-      const int32_t tok = argmax(dlogits), pos = int32_t(M) + i, row = 0;
+      const int32_t tok = argmax(dlogits), pos = int32_t(DM) + i, row = 0;
+      ForwardHooks step_hooks;
+      step_hooks.on_query = [&](int layer, const float* q, size_t, size_t) {
+        cap.add(layer, q, pos);
+      };
       dlogits = draft.forward({&tok, 1}, {&pos, 1}, dcache, {&row, 1}, &step_hooks);
     }
     timer.lap("lookahead");
-    // Score the suffix keys (cache rows S..S+n-1) with every captured query.
-    const int n_queries = int(cap.q[0].size()) / qdim;
-    std::vector<specprefill::LayerQK> layers;
-    for (int l = 0; l < L; ++l)
-      layers.push_back({cap.q[size_t(l)].data(), size_t(qdim),
-                        dcache.f32_keys(l) + S * size_t(draft.config().kv_dim()),
-                        size_t(draft.config().kv_dim())});
-    specprefill::DraftShape shape{draft.config().n_head,
-                                  draft.config().n_head_kv,
-                                  draft.config().head_dim,
-                                  n_queries,
-                                  n,
-                                  attention_scale(draft.config())};
-    specprefill::ScoringOptions so;
-    so.pool_kernel = p["pool_kernel"];
-    so.pool_edge = p["pool_edges"] == "renormalize" ? PoolEdge::Renormalize : PoolEdge::ZeroPad;
-    so.order = p["aggregation"] == "max_mean_pool" ? specprefill::AggregationOrder::MaxMeanPool
-                                                   : specprefill::AggregationOrder::PoolMaxMean;
-    const std::vector<float> imp = specprefill::token_importance(layers, shape, so);
+    // Score the suffix keys (cache rows S..S+dn-1) with every captured query; pre-RoPE rows are
+    // recovered by rotating copies back (the cache keeps the post-RoPE keys it attends with).
+    const int n_queries = int(cap.pos.size());
+    std::vector<std::vector<float>> pre_keys(cfg.pre_rope ? size_t(L) : 0);
+    std::vector<LayerQK> layers;
+    for (int l = 0; l < L; ++l) {
+      const float* k = dcache.f32_keys(l) + S * kvd;
+      float* q = cap.q[size_t(l)].data();
+      if (cfg.pre_rope) {
+        unrotate_rope(q, size_t(n_queries), size_t(qdim), draft.config().n_head, cap.pos.data(),
+                      draft.config().rope);
+        pre_keys[size_t(l)].assign(k, k + dn * kvd);
+        unrotate_rope(pre_keys[size_t(l)].data(), dn, kvd, draft.config().n_head_kv, dpos.data(),
+                      draft.config().rope);
+        k = pre_keys[size_t(l)].data();
+      }
+      layers.push_back({q, size_t(qdim), k, kvd});
+    }
+    DraftShape shape{draft.config().n_head,
+                     draft.config().n_head_kv,
+                     draft.config().head_dim,
+                     n_queries,
+                     dn,
+                     attention_scale(draft.config())};
+    const std::vector<float> imp = token_importance(layers, shape, cfg.scoring);
     out.stats["draft_kv_bytes"] = dcache.bytes();
+    pre_keys.clear();
     dcache.release();  // the draft's cache is freed before the target prefill
     timer.lap("score");
-    specprefill::SelectOptions sel_opt;
-    sel_opt.force_tail_tokens = p["force_tail_tokens"];
-    sel_opt.keep_rounding = p["keep_rounding"] == "floor_min1"
-                                ? specprefill::KeepRounding::FloorMin1
-                                : specprefill::KeepRounding::Ceil;
-    const specprefill::Selection sel = specprefill::select_chunks_after_prefix(
-        imp.data(), n, S, p["chunk"], p["keep"].get<double>(), sel_opt);
+    SelectOptions sel_opt = cfg.select;
+    if (cfg.anchor_ngram > 0)
+      sel_opt.anchor_chunks = ngram_anchor_chunks(dsuffix, cfg.chunk, cfg.anchor_ngram, A);
+    const Selection sel =
+        select_chunks_after_prefix(imp.data(), dn, S, cfg.chunk, cfg.keep, sel_opt);
     std::vector<int32_t> kept_tokens;
     kept_tokens.reserve(sel.kept_positions.size());
-    for (int32_t pos : sel.kept_positions) kept_tokens.push_back(r.prompt[size_t(pos)]);
+    for (int32_t pos : sel.kept_positions)
+      kept_tokens.push_back(cross ? draft_prompt_ids[size_t(pos)] : r.prompt[size_t(pos)]);
     timer.lap("select");
-    // Sparse prefill: kept tokens at their original positions (cache sized for them and the
-    // decode only, so its memory reflects the selection).
+    if (cross) {
+      // The kept draft tokens decoded in one call (spans joined as they stand) and encoded by
+      // the target, with its own BOS if its tokenizer adds one.
+      out.stats["draft_prompt_tokens"] = dn;
+      out.stats["draft_kept_tokens"] = kept_tokens.size();
+      kept_tokens = retokenize(*cross->draft, *cross->target, kept_tokens, /*add_special=*/true);
+      out.stats["target_kept_tokens"] = kept_tokens.size();
+      timer.lap("retokenize");
+      if (kept_tokens.empty())
+        throw std::invalid_argument("specprefill: the re-tokenized kept text is empty");
+    }
+    // Sparse prefill: kept tokens at their original positions, or as a new prompt after the
+    // prefix (contiguous). The cache is sized for them and the decode only, so its memory
+    // reflects the selection.
+    const std::vector<int32_t> kept_pos =
+        contiguous ? iota_positions(int32_t(S), kept_tokens.size()) : sel.kept_positions;
     tcache.reserve(S + kept_tokens.size() + size_t(r.max_new_tokens));
-    last = prefill(target, kept_tokens, sel.kept_positions, tcache, e.prefill_chunk);
+    last = prefill(target, kept_tokens, kept_pos, tcache, e.prefill_chunk);
     timer.lap("prefill");
+    if (contiguous) next_pos = int32_t(S + kept_tokens.size());
     out.kept_tokens = S + kept_tokens.size();
     out.stats["lookahead_queries"] = n_queries;
     out.stats["n_chunks"] = sel.n_chunks;
     out.stats["kept_chunks"] = sel.kept_chunks;
     out.stats["forced_chunks"] = sel.forced_chunks;
+    out.stats["forced_head_chunks"] = sel.head_chunks;
+    out.stats["forced_tail_chunks"] = sel.tail_chunks;
+    out.stats["anchor_candidates"] = sel_opt.anchor_chunks.size();
+    out.stats["anchor_chunks"] = sel.anchor_chunks;
     out.stats["tail_exceeded_budget"] = sel.tail_exceeded_budget;
-    out.stats["keep_ratio"] = double(kept_tokens.size()) / double(n);
+    out.stats["keep_ratio"] = double(sel.kept_positions.size()) / double(dn);
   }
-  // Decoding continues at the full prompt length M while the cache holds S + K entries.
-  finish_with_greedy_decode(e, r, tcache, std::move(last), int32_t(M), timer, out);
+  // Original positions: decoding continues at the full prompt length M while the cache holds
+  // S + K entries. Contiguous: the kept tokens were the prompt, so decoding continues at S + K.
+  finish_with_greedy_decode(e, r, tcache, std::move(last), next_pos, timer, out);
   return out;
 }
 

@@ -36,6 +36,9 @@ void validate(std::span<const LayerQK> layers, const DraftShape& sh, const Scori
         std::to_string(sh.n_kv_heads));
   if (sh.head_dim < 1) bad("head_dim must be >= 1, got " + std::to_string(sh.head_dim));
   if (sh.n_queries < 1) bad("n_queries must be >= 1, got " + std::to_string(sh.n_queries));
+  if (o.causal_tail && size_t(sh.n_queries) > sh.n_keys)
+    bad("causal_tail needs n_queries (" + std::to_string(sh.n_queries) + ") <= n_keys (" +
+        std::to_string(sh.n_keys) + ")");
   if (o.pool_kernel < 0 || (o.pool_kernel > 1 && o.pool_kernel % 2 == 0))
     bad("pool_kernel must be odd (or 0/1 = off), got " + std::to_string(o.pool_kernel));
   const size_t qd = size_t(sh.n_heads) * size_t(sh.head_dim);
@@ -111,7 +114,10 @@ void token_importance(std::span<const LayerQK> layers, const DraftShape& sh,
       for (int i = 0; i < nr; ++i) {
         const int a = (r0 + i) % A;
         float* p = S.data() + size_t(i) * ldS;
-        softmax_scaled(p, N, scale);
+        // Causal tail: query a sits at key position N - A + a and sees keys up to it.
+        const size_t visible = opt.causal_tail ? N - size_t(A - 1 - a) : N;
+        softmax_scaled(p, visible, scale);
+        std::fill(p + visible, p + N, 0.f);
         if (pool_rows) {
           avg_pool1d(p, N, pool_k, opt.pool_edge, pooled.data());
           p = pooled.data();
@@ -150,6 +156,9 @@ Selection select_chunks(const float* imp, size_t n, int chunk, double keep,
   if (chunk < 1) bad("chunk must be >= 1, got " + std::to_string(chunk));
   if (options.force_tail_tokens < 0)
     bad("force_tail_tokens must be >= 0, got " + std::to_string(options.force_tail_tokens));
+  if (options.head_chunks < 0 || options.tail_chunks < 0)
+    bad("head_chunks and tail_chunks must be >= 0, got " + std::to_string(options.head_chunks) +
+        " and " + std::to_string(options.tail_chunks));
   if (n > size_t(std::numeric_limits<int32_t>::max()))
     bad("prompt length " + std::to_string(n) + " does not fit int32 positions");
   Selection sel;
@@ -167,35 +176,65 @@ Selection select_chunks(const float* imp, size_t n, int chunk, double keep,
   budget = std::clamp<size_t>(budget, 1, nc);
   sel.budget_chunks = int32_t(budget);
 
-  // Forced tail: chunks intersecting the last T positions.
+  // Forced chunks: those intersecting the last T positions (tail floor), then the head/tail
+  // chunks, scaled down when they alone would fill the budget (see SelectOptions).
+  std::vector<char> forced(nc, 0);
   const size_t T = std::min(size_t(options.force_tail_tokens), n);
-  const size_t first_forced = T > 0 ? (n - T) / C : nc;
-  const size_t forced = nc - first_forced;
-  sel.forced_chunks = int32_t(forced);
-  sel.tail_exceeded_budget = forced > budget;
+  if (T > 0)
+    for (size_t c = (n - T) / C; c < nc; ++c) forced[c] = 1;
+  size_t head = size_t(options.head_chunks), tail = size_t(options.tail_chunks);
+  if (head + tail > 0 && head + tail >= budget) {
+    const size_t F = std::max<size_t>(1, budget / 2);
+    const size_t h = head * F / (head + tail);
+    head = h;
+    tail = F - h;
+  }
+  sel.head_chunks = int32_t(head);
+  sel.tail_chunks = int32_t(tail);
+  for (size_t c = 0; c < head; ++c) forced[c] = 1;
+  for (size_t c = nc - tail; c < nc; ++c) forced[c] = 1;
+  const size_t n_forced = size_t(std::count(forced.begin(), forced.end(), char(1)));
+  sel.forced_chunks = int32_t(n_forced);
+  sel.tail_exceeded_budget = n_forced > budget;
+
+  std::vector<char> anchor(nc, 0);
+  for (int32_t a : options.anchor_chunks) {
+    if (a < 0 || size_t(a) >= nc)
+      bad("anchor chunk " + std::to_string(a) + " outside [0, " + std::to_string(nc) + ")");
+    anchor[size_t(a)] = 1;
+  }
 
   std::vector<size_t> chosen;
-  chosen.reserve(std::max(budget, forced));
-  if (forced < budget) {
-    std::vector<double> score(first_forced);
-    for (size_t c = 0; c < first_forced; ++c) {
+  chosen.reserve(std::max(budget, n_forced));
+  for (size_t c = 0; c < nc; ++c)
+    if (forced[c]) chosen.push_back(c);
+  if (n_forced < budget) {
+    std::vector<double> score(nc, 0.0);
+    std::vector<size_t> order;
+    order.reserve(nc - n_forced);
+    for (size_t c = 0; c < nc; ++c) {
+      if (forced[c]) continue;
       const size_t a = c * C, b = std::min(a + C, n);
       double s = 0;
       for (size_t j = a; j < b; ++j) s += double(imp[j]);
       score[c] = s / double(b - a);
       if (std::isnan(score[c])) score[c] = -std::numeric_limits<double>::infinity();
+      order.push_back(c);
     }
-    std::vector<size_t> order(first_forced);
-    for (size_t c = 0; c < first_forced; ++c) order[c] = c;
-    // NaN was mapped to -inf; a NaN chunk still loses ties with a real -inf chunk by index only,
-    // which is acceptable (both are meaningless scores).
-    const size_t take = budget - forced;
-    std::partial_sort(
-        order.begin(), order.begin() + std::ptrdiff_t(take), order.end(),
-        [&](size_t x, size_t y) { return score[x] != score[y] ? score[x] > score[y] : x < y; });
-    chosen.assign(order.begin(), order.begin() + std::ptrdiff_t(take));
+    // Anchors first, then by score, ties to the lower index. NaN was mapped to -inf; a NaN chunk
+    // still loses ties with a real -inf chunk by index only, which is acceptable (both are
+    // meaningless scores).
+    const size_t take = budget - n_forced;
+    std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(take), order.end(),
+                      [&](size_t x, size_t y) {
+                        if (anchor[x] != anchor[y]) return anchor[x] > anchor[y];
+                        return score[x] != score[y] ? score[x] > score[y] : x < y;
+                      });
+    for (size_t i = 0; i < take; ++i) {
+      sel.anchor_chunks += anchor[order[i]] ? 1 : 0;
+      chosen.push_back(order[i]);
+    }
   }
-  for (size_t c = first_forced; c < nc; ++c) chosen.push_back(c);
   std::sort(chosen.begin(), chosen.end());
 
   sel.kept_chunks.reserve(chosen.size());

@@ -26,6 +26,10 @@ struct ScoringOptions {
   int pool_kernel = 13;                    // odd; 0 or 1 = no pooling
   PoolEdge pool_edge = PoolEdge::ZeroPad;  // reference: zero padding, divide by k
   AggregationOrder order = AggregationOrder::PoolMaxMean;
+  // pflash's tail attention: the A queries are the last A scored positions (query a sits at key
+  // position N - A + a) and each sees only keys j <= its own position, so the softmax of query a
+  // runs over keys 0..N-A+a and later keys get probability 0. Requires A <= N.
+  bool causal_tail = false;
 };
 
 // Sizes shared by every draft layer.
@@ -52,6 +56,7 @@ struct LayerQK {
 //   P[l,h,a,:] = softmax over the N keys of s[l,h,a,:]  (fp32, max-subtracted)
 //   PoolMaxMean: imp[j] = mean_a max_{l,h} pool(P[l,h,a,:])[j]
 //   MaxMeanPool: imp[j] = pool(mean_a max_{l,h} P[l,h,a,:])[j]
+//   causal_tail: P[l,h,a,j] = 0 for j > N - A + a, the softmax taken over j <= N - A + a
 // Deliberate deviation from the reference: P stays fp32; SP casts it to bf16 after the softmax,
 // which makes ties common and top-k arbitrary (methods.md §1.6.5).
 // Parallel over (layer, kv head, block of up to 32 of its query rows); per-thread running maxima
@@ -81,6 +86,17 @@ struct SelectOptions {
   // alone exceed it they are all kept anyway and Selection::tail_exceeded_budget is set.
   int64_t force_tail_tokens = 0;
   KeepRounding keep_rounding = KeepRounding::Ceil;
+  // pflash's forced head and tail: the first head_chunks and last tail_chunks chunks are always
+  // kept, drawn from the budget. When head_chunks + tail_chunks >= budget (n_keep) they are
+  // scaled down so that at least half the budget is left to the scores: F = max(1, budget / 2)
+  // chunks are forced, head' = floor(head * F / (head + tail)), tail' = F - head' (the tail gets
+  // the rounding, so budget 1 forces the last chunk). pflash's rule for this case is not in the
+  // spec (methods.md §1.3 says only "scaled down if >= n_keep"); this is our choice.
+  int64_t head_chunks = 0, tail_chunks = 0;
+  // pflash's n-gram anchor chunks (see specprefill_pflash.h): after the forced chunks, these
+  // take the remaining budget first (highest score first, lower index on ties), then the rest
+  // of the budget goes to the top-scoring other chunks. Indices outside [0, n_chunks) throw.
+  std::vector<int32_t> anchor_chunks;
 };
 
 struct Selection {
@@ -88,8 +104,10 @@ struct Selection {
   std::vector<int32_t> kept_chunks;     // ascending chunk indices (relative to the scored range)
   int32_t n_chunks = 0;                 // ceil(N / chunk)
   int32_t budget_chunks = 0;            // chunks the keep fraction asked for
-  int32_t forced_chunks = 0;            // tail chunks kept by force_tail_tokens
-  bool tail_exceeded_budget = false;    // forced_chunks > budget_chunks; all forced ones kept
+  int32_t forced_chunks = 0;            // chunks kept by force (tail tokens, head/tail chunks)
+  int32_t head_chunks = 0, tail_chunks = 0;  // head/tail forced after scaling (SelectOptions)
+  int32_t anchor_chunks = 0;                 // chunks kept because they were anchors
+  bool tail_exceeded_budget = false;         // forced_chunks > budget_chunks; all forced ones kept
 };
 
 // Chunk selection over imp[0..n):
@@ -100,7 +118,8 @@ struct Selection {
 //   rounds up (100 * 0.07 = 7.000000000000001 -> 8 chunks).
 // - the top `budget` chunks by score are kept; ties go to the lower chunk index (the stable rule of
 //   VM/OM; the reference's torch.topk leaves ties unspecified). NaN chunk scores count as -inf.
-// - tail floor: see SelectOptions. The forced chunks are those intersecting [n - T, n), i.e. all
+// - forced chunks (tail floor, head/tail chunks) and anchors: see SelectOptions. The forced chunks
+// are those intersecting [n - T, n), i.e. all
 //   T positions are guaranteed; with a partial last chunk that can be one chunk more than omlx's
 //   ceil(T / chunk) count.
 // keep must be in (0, 1] and chunk >= 1, else std::invalid_argument naming `keep` / `chunk`;
