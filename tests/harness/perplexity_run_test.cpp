@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "results/result_store.h"
+#include "tests/support/essay_fixture.h"
 #include "tests/support/test_support.h"
 
 namespace accel {
@@ -19,14 +20,7 @@ TEST(PerplexityRun, KeepOneMatchesTheBaselineExactlyAndInt4KvRecordsAFiniteKl) {
   const std::string text = dir.file("text.txt");
   {
     std::ofstream f(text);
-    // Varied words: the text loader shares RULER's corpus, which wants adjectives and nouns.
-    const char* words[] = {"remarkable", "foundation", "creative", "engineer", "careful",
-                           "attention",  "valuable",   "movement", "founder",  "curious"};
-    for (int i = 0; i < 400; ++i) {
-      f << "Sentence " << i << " is";
-      for (int w = 0; w < 2 + (i * 7) % 9; ++w) f << ' ' << words[(i + w) % 10];
-      f << ". ";
-    }
+    f << test::fixture_essays();
   }
   std::ofstream(plan) << nlohmann::json{
       {"name", "perplexity-test"},
@@ -80,13 +74,7 @@ TEST(SampleRows, NiahTrialsStoreTheDecodedPredictionAndTheReferenceAnswer) {
   const std::string text = dir.file("essays.txt");
   {
     std::ofstream f(text);
-    const char* words[] = {"remarkable", "foundation", "creative", "engineer", "careful",
-                           "attention",  "valuable",   "movement", "founder",  "curious"};
-    for (int i = 0; i < 400; ++i) {
-      f << "Sentence " << i << " is";
-      for (int w = 0; w < 2 + (i * 7) % 9; ++w) f << ' ' << words[(i + w) % 10];
-      f << ". ";
-    }
+    f << test::fixture_essays();
   }
   std::ofstream(plan) << nlohmann::json{
       {"name", "sample-rows-test"},

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "models/tokenizer.h"
+#include "tests/support/essay_fixture.h"
 #include "tests/support/test_support.h"
 
 namespace accel {
@@ -33,14 +34,7 @@ struct Perplexity : ::testing::Test {
   SuiteContext ctx{258, 256, 257, tok.get()};
   void SetUp() override {
     std::ofstream f(text_file);
-    // Varied words: the text loader shares RULER's corpus, which wants adjectives and nouns.
-    const char* words[] = {"remarkable", "foundation", "creative", "engineer", "careful",
-                           "attention",  "valuable",   "movement", "founder",  "curious"};
-    for (int i = 0; i < 400; ++i) {
-      f << "Sentence " << i << " is";
-      for (int w = 0; w < 2 + (i * 7) % 9; ++w) f << ' ' << words[(i + w) % 10];
-      f << ". ";
-    }
+    f << test::fixture_essays();
   }
   nlohmann::json params(int continuation) const {
     return resolve_suite_params(s, {{"data", text_file}, {"continuation", continuation}});
