@@ -135,9 +135,11 @@ std::vector<ParamSpec> LongBenchSuite::params() const {
        0,
        0,
        false,
-       {"none", "llama2"},
-       "none: the raw prompt; llama2: pred.py's [INST]prompt[/INST] (not for trec, triviaqa, "
-       "samsum, lsht, lcc, repobench-p)"},
+       {"none", "llama2", "gguf"},
+       "none: the raw prompt; llama2: pred.py's [INST]prompt[/INST]; gguf: the model's own "
+       "tokenizer.chat_template, the prompt as one user turn with the generation prompt "
+       "(build_chat's role for a chat model; recognised families only); neither for trec, "
+       "triviaqa, samsum, lsht, lcc, repobench-p"},
       {"rouge_recursion_limit",
        ParamSpec::Kind::Int,
        1000,
@@ -188,12 +190,26 @@ Sample LongBenchSuite::make_sample(int context_len, int index, uint64_t /*seed*/
   const auto cut = longbench::middle_truncate(full, context_len, tok);
   if (cut) prompt = *cut;
   const std::string chat = params.at("chat_format").get<std::string>();
-  const bool wrap = chat == "llama2" && !task.no_chat;
-  if (wrap) prompt = "[INST]" + prompt + "[/INST]";
+  const bool wrap = chat != "none" && !task.no_chat;
+  std::string chat_used = chat;
+  if (wrap && chat == "llama2") prompt = "[INST]" + prompt + "[/INST]";
+  if (wrap && chat == "gguf") {
+    if (!ctx.chat_template)
+      throw std::invalid_argument(
+          "suite 'longbench': chat_format 'gguf' needs the model's chat "
+          "template (" +
+          ctx.chat_template_note + ")");
+    const ChatMessage user{"user", prompt};
+    prompt = ctx.chat_template->apply({&user, 1}, true);
+    chat_used += std::string(":") + chat_family_name(ctx.chat_template->family());
+  }
 
   Sample s;
   s.id = std::string(task.name) + (e ? "_e/" : "/") + std::to_string(at.record);
   s.prompt = tok.encode(prompt, true, true);
+  // A template that writes bos_token itself: keep one BOS, not the tokenizer's second.
+  if (s.prompt.size() >= 2 && ctx.bos >= 0 && s.prompt[0] == ctx.bos && s.prompt[1] == ctx.bos)
+    s.prompt.erase(s.prompt.begin());
   s.max_new_tokens = task.max_gen;
   s.reference = {
       {"answers", r.answers}, {"all_classes", at.file->last_all_classes}, {"length", r.length}};
@@ -208,7 +224,7 @@ Sample LongBenchSuite::make_sample(int context_len, int index, uint64_t /*seed*/
                          {"length", r.length},
                          {"prompt_tokens_before_truncation", full.size()},
                          {"truncated", cut.has_value()},
-                         {"chat_format", wrap ? chat : "none"},
+                         {"chat_format", wrap ? chat_used : "none"},
                          {"stop_tokens", stops}};
   if (task.name == "samsum") {
     // eos_token_id=[eos, tokenizer.encode("\n", add_special_tokens=False)[-1]]

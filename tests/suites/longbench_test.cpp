@@ -126,6 +126,36 @@ TEST_F(LongBench, Llama2ChatWrapsExceptTheCompletionStyleTasks) {
   EXPECT_EQ(t.substr(0, 27), "Please determine the type o");
 }
 
+// chat_format gguf: the model's own template around the prompt as one user turn (ChatML here),
+// recorded with its family; the completion-style tasks stay raw; no template is refused by name.
+TEST_F(LongBench, GgufChatWrapsInTheModelsTemplateExceptTheCompletionStyleTasks) {
+  const ChatTemplate chatml = ChatTemplate::recognise(
+      "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
+      "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ "
+      "'<|im_start|>assistant\\n' }}{% endif %}",
+      "test.gguf: tokenizer.chat_template", "", "");
+  SuiteContext c = ctx;
+  c.chat_template = &chatml;
+  const auto p = params({{"tasks", "qasper,trec"}, {"chat_format", "gguf"}});
+  const Sample qs = suite.make_sample(4096, 0, 0, c, p);
+  const std::string q = text(qs);
+  EXPECT_EQ(q.rfind("<|im_start|>user\n", 0), 0u) << q.substr(0, 40);
+  const std::string end = "<|im_end|>\n<|im_start|>assistant\n";
+  EXPECT_EQ(q.substr(q.size() - end.size()), end);
+  EXPECT_EQ(qs.meta.at("chat_format"), "gguf:chatml");
+  const std::string t = text(suite.make_sample(4096, 2, 0, c, p));
+  EXPECT_EQ(t.substr(0, 27), "Please determine the type o");
+  c.chat_template = nullptr;
+  c.chat_template_note = "m.gguf has no tokenizer.chat_template";
+  try {
+    suite.make_sample(4096, 0, 0, c, p);
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("m.gguf has no tokenizer.chat_template"),
+              std::string::npos);
+  }
+}
+
 TEST_F(LongBench, ScoresTheDecodedGenerationUpToEos) {
   const auto p = params({{"tasks", "qasper"}});
   const Sample s = suite.make_sample(4096, 0, 0, ctx, p);
