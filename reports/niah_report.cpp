@@ -25,21 +25,6 @@ constexpr const char* kDepth = "niah.depth";
 // (not the baseline, target, method, params, KV): the baseline's grids come first.
 using ConfigKey = std::tuple<bool, std::string, std::string, std::string, std::string>;
 
-// Per method, the parameter names whose values differ between its trials: only those label a
-// configuration (as the parity table does).
-std::map<std::string, std::vector<std::string>> varying_params(
-    const std::vector<TrialRecord>& trials) {
-  std::map<std::string, std::map<std::string, std::set<std::string>>> values;
-  for (const auto& t : trials)
-    if (t.params.is_object())
-      for (const auto& [k, v] : t.params.items()) values[t.method][k].insert(v.dump());
-  std::map<std::string, std::vector<std::string>> out;
-  for (const auto& [method, by_key] : values)
-    for (const auto& [k, vs] : by_key)
-      if (vs.size() > 1) out[method].push_back(k);
-  return out;
-}
-
 std::string depth_text(double d) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", d);
@@ -73,7 +58,7 @@ std::vector<NiahGrid> niah_grids(const results::ResultStore& store, const Report
   results::TrialFilter f;
   f.where = opt.where;
   const auto trials = store.trials(f);
-  const auto varying = varying_params(trials);
+  const auto varying = varying_params_by_method(trials);
   struct Acc {
     NiahGrid g;
     std::set<std::tuple<int64_t, std::string>> seen;  // (length, sample id)
@@ -87,7 +72,8 @@ std::vector<NiahGrid> niah_grids(const results::ResultStore& store, const Report
     const auto d = t.scores.find(kDepth);
     if (s == t.scores.end() || d == t.scores.end()) continue;
     const auto v = varying.find(t.method);
-    const std::string params = v == varying.end() ? "" : params_label(t.params, v->second);
+    const std::string params =
+        v == varying.end() || v->second.empty() ? "" : params_label(t.params, v->second);
     const std::string kv = kv_dtype_of(t);
     const ConfigKey key{t.method != opt.baseline_method, model_label(t.target), t.method, params,
                         kv};

@@ -28,23 +28,6 @@ struct Config {
   std::map<int64_t, std::map<std::string, std::map<std::string, double>>> scores;
 };
 
-// Per method, the parameter names whose values differ between its trials: only those label a
-// row (a resolved PLD configuration has a dozen parameters, most at "preset").
-std::map<std::string, std::vector<std::string>> varying_params(
-    const std::vector<TrialRecord>& trials) {
-  std::map<std::string, std::map<std::string, std::set<std::string>>> values;
-  for (const auto& t : trials)
-    if (t.params.is_object())
-      for (const auto& [k, v] : t.params.items()) values[t.method][k].insert(v.dump());
-  std::map<std::string, std::vector<std::string>> out;
-  for (const auto& [method, by_key] : values) {
-    out[method];  // present, possibly empty: no parameter varies
-    for (const auto& [k, vs] : by_key)
-      if (vs.size() > 1) out[method].push_back(k);
-  }
-  return out;
-}
-
 ConfigKey config_key(const TrialRecord& t, const std::vector<std::string>& keys,
                      const ReportOptions& opt) {
   const std::string params = keys.empty() ? "" : params_label(t.params, keys);
@@ -57,7 +40,7 @@ std::map<ConfigKey, Config> collect(const results::ResultStore& store, const Rep
   results::TrialFilter f;
   f.where = opt.where;
   const auto trials = store.trials(f);
-  const auto varying = varying_params(trials);
+  const auto varying = varying_params_by_method(trials);
   std::map<ConfigKey, Config> configs;
   for (const auto& t : trials) {
     const auto keys = varying.find(t.method);

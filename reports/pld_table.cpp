@@ -57,18 +57,6 @@ Cell ratio_cell(double x, const char* unit = "×") {
   return Cell(format_number(x) + unit, x);
 }
 
-// Row label params: PLD's resolved parameters that differ between its trials.
-std::vector<std::string> varying_pld_params(const std::vector<TrialRecord>& trials) {
-  std::map<std::string, std::set<std::string>> values;
-  for (const auto& t : trials)
-    if (t.method == "pld" && t.params.is_object())
-      for (const auto& [k, v] : t.params.items()) values[k].insert(v.dump());
-  std::vector<std::string> keys;
-  for (const auto& [k, vs] : values)
-    if (vs.size() > 1) keys.push_back(k);
-  return keys;
-}
-
 }  // namespace
 
 Table pld_table(const results::ResultStore& store, const ReportOptions& opt) {
@@ -77,7 +65,9 @@ Table pld_table(const results::ResultStore& store, const ReportOptions& opt) {
   std::vector<TrialRecord> trials;
   for (auto& t : store.trials(f))
     if (!t.error) trials.push_back(std::move(t));
-  const auto keys = varying_pld_params(trials);
+  const auto varying = varying_params_by_method(trials);
+  const auto v = varying.find("pld");
+  const std::vector<std::string> keys = v == varying.end() ? std::vector<std::string>{} : v->second;
   std::map<Group, Row> base;
   std::map<std::pair<Group, std::string>, Row> pld;
   for (const auto& t : trials) {

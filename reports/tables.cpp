@@ -563,6 +563,21 @@ Table trials_table(const ResultStore& store, const ReportOptions& opt) {
   return t;
 }
 
+std::map<std::string, std::vector<std::string>> varying_params_by_method(
+    const std::vector<TrialRecord>& trials) {
+  std::map<std::string, std::map<std::string, std::set<std::string>>> values;
+  for (const auto& t : trials)
+    if (t.params.is_object())
+      for (const auto& [k, v] : t.params.items()) values[t.method][k].insert(v.dump());
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& [method, by_key] : values) {
+    out[method];  // present, possibly empty: no parameter varies
+    for (const auto& [k, vs] : by_key)
+      if (vs.size() > 1) out[method].push_back(k);
+  }
+  return out;
+}
+
 const std::vector<std::string>& report_names() {
   static const std::vector<std::string> n = {"ttft",      "phases", "ablation", "costmodel",
                                              "agreement", "decode", "suite",    "parity",

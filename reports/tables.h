@@ -7,6 +7,7 @@
 // every speedup against the baseline method with an f32 cache.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -101,6 +102,11 @@ Table make_report(const results::ResultStore& store, const std::string& name,
 std::string model_label(const results::ModelRef& m);
 const std::vector<std::string>& protocol_phases();
 std::string params_label(const nlohmann::json& params, const std::vector<std::string>& keys = {});
+// Per method present in `trials`, the parameter names whose values differ between its trials (an
+// empty list when none do): only those label a configuration, since a resolved PLD or SpecPrefill
+// configuration has a dozen parameters, most at their preset. Used by parity, niah and pld.
+std::map<std::string, std::vector<std::string>> varying_params_by_method(
+    const std::vector<results::TrialRecord>& trials);
 // "2.00× [1.80, 2.25]": mean(base) / mean(mine) with its percentile-bootstrap interval (seeded by
 // opt.seed and cell_key); JSON data {ratio, lo, hi, level, baseline_n, n}. "1.00×" for the
 // baseline's own row, "—" (null) when either side is empty.
