@@ -1,11 +1,13 @@
-// `accelbench info MODEL`: architecture, hyper-parameters, parameter count, tensor types, bytes
-// and tokenizer of a GGUF model, as text or JSON.
+// `accelbench info MODEL`: architecture, hyper-parameters, parameter count, tensor types, bytes,
+// tokenizer, and what loading it cost (seconds, resident memory), as text or JSON.
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "harness/cli.h"
 #include "harness/model_session.h"
+#include "harness/process_memory.h"
 
 namespace accel {
 
@@ -19,7 +21,12 @@ void register_info_command(CLI::App& app, CliCommands& out) {
   sub->add_option("model", a->model, "GGUF file")->required();
   sub->add_flag("--json", a->json, "Print one JSON object");
   out.push_back({sub, [a] {
+                   reset_peak_rss();
+                   const int64_t rss_before = current_rss_bytes();
+                   const auto t0 = std::chrono::steady_clock::now();
                    ModelSession s = ModelSession::open(a->model);
+                   const double load_s =
+                       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                    const Model& m = *s.model;
                    const ModelConfig& c = m.config();
                    std::map<std::string, uint64_t> types;
@@ -42,6 +49,13 @@ void register_info_command(CLI::App& app, CliCommands& out) {
                        {"tensor_types", types},
                        {"file_bytes", m.file().file_size()},
                        {"packed_weight_bytes", m.weight_bytes()},
+                       // Loading measured here: the file is mapped, each matrix packed and its
+                       // file pages dropped, so resident growth should be about the packed bytes.
+                       {"load_seconds", load_s},
+                       {"resident_bytes_added_by_load", current_rss_bytes() - rss_before},
+                       {"peak_resident_bytes", peak_rss_bytes()},
+                       {"resident_file_pages_bytes", status_field_bytes("RssFile:")},
+                       {"resident_anon_bytes", status_field_bytes("RssAnon:")},
                    });
                    if (s.tokenizer)
                      j["tokenizer"] = {{"model", s.tokenizer->spec().model},

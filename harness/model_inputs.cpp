@@ -19,7 +19,7 @@ void ensure_family(const ModelSetSpec& s, std::ostream& log) {
   if (!missing) return;
   const std::string dir = std::filesystem::path(s.path("target")).parent_path().string();
   log << "making family '" << s.family << "' in " << dir << "\n";
-  make_synthetic_family(s.family, dir, s.family_seed, *dtype_from_name(s.dtype));
+  make_synthetic_family(s.family, dir, s.family_seed, *weight_scheme_from_name(s.dtype));
 }
 
 std::string input_digest(const std::string& path, results::ResultStore* store) {

@@ -104,9 +104,10 @@ ModelSetSpec parse_model_set(const nlohmann::json& m, const std::string& src, co
     if (m.contains("dtype")) {
       if (!m["dtype"].is_string()) fail(src, f + ".dtype", "must be a string");
       s.dtype = m["dtype"];
-      if (s.dtype != "f32" && s.dtype != "f16" && s.dtype != "bf16" && s.dtype != "q8_0" &&
-          s.dtype != "q4_0")
-        fail(src, f + ".dtype", "'" + s.dtype + "' is not one of f32, f16, bf16, q8_0, q4_0");
+      if (!weight_scheme_from_name(s.dtype))
+        fail(src, f + ".dtype",
+             "'" + s.dtype +
+                 "' is not one of f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k, q4_k_m, q5_k_m");
     }
     if (m.contains("target") || m.contains("draft") || m.contains("inputs"))
       fail(src, f,

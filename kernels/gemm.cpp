@@ -389,7 +389,13 @@ void gemm_part(const float* X, size_t ldx, size_t m0, size_t m1, const PackedWei
 }  // namespace
 
 PackedWeight PackedWeight::pack(DType t, const void* src, size_t rows, size_t cols) {
+  return pack(t, std::vector<RowSource>{{src, rows}}, cols);
+}
+
+PackedWeight PackedWeight::pack(DType t, const std::vector<RowSource>& parts, size_t cols) {
   assert(cols % dtype_block_elems(t) == 0);
+  size_t rows = 0;
+  for (const RowSource& p : parts) rows += p.rows;
   PackedWeight pw;
   pw.type_ = t;
   pw.rows_ = rows;
@@ -402,12 +408,13 @@ PackedWeight PackedWeight::pack(DType t, const void* src, size_t rows, size_t co
   st->data = std::aligned_alloc(64, total);
   if (!st->data) throw std::bad_alloc();
   std::memset(st->data, 0, total);  // padded columns: zero weights / zero scales
-  const uint8_t* s = static_cast<const uint8_t*>(src);
   const size_t rb = dtype_row_bytes(t, cols);
+  size_t part = 0, part_row0 = 0;  // the source holding row n, and its first row's index
   for (size_t n = 0; n < rows; ++n) {
+    while (n - part_row0 >= parts[part].rows) part_row0 += parts[part++].rows;
     uint8_t* pan = static_cast<uint8_t*>(st->data) + (n / kNR) * st->panel_bytes;
     const size_t c = n % kNR;
-    const uint8_t* row = s + n * rb;
+    const uint8_t* row = static_cast<const uint8_t*>(parts[part].data) + (n - part_row0) * rb;
     switch (t) {
       case DType::F32: {
         float* o = reinterpret_cast<float*>(pan);

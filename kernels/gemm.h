@@ -24,6 +24,13 @@ class PackedWeight {
   // `src` holds rows*cols elements of type `t` in ggml row-major order (row bytes =
   // dtype_row_bytes(t, cols)). cols must be a multiple of the type's block size.
   static PackedWeight pack(DType t, const void* src, size_t rows, size_t cols);
+  // The row-concatenation of several such sources (e.g. Q, K and V into one weight), packed
+  // straight from each source: the same result as pack() on a concatenated copy, without the copy.
+  struct RowSource {
+    const void* data;
+    size_t rows;
+  };
+  static PackedWeight pack(DType t, const std::vector<RowSource>& parts, size_t cols);
 
   DType type() const { return type_; }
   size_t rows() const { return rows_; }

@@ -115,6 +115,13 @@ class GgufFile {
   const GgufTensorInfo* find_tensor(const std::string& name) const;
   // Start of a tensor's bytes inside the mapping (valid while this object lives).
   const uint8_t* tensor_data(const GgufTensorInfo& t) const;
+  // Drops this process's resident pages of the mapping (madvise DONTNEED). Safe at any time: the
+  // mapping is read-only, so a later read faults the page back in from the page cache. Model calls
+  // it once its weights are packed, so a model is resident once (packed), not twice.
+  void release_resident_pages() const;
+  // The same for the pages holding one tensor's bytes (rounded out to whole pages), so a loader
+  // that packs tensor by tensor never holds more than one tensor's file pages at once.
+  void release_resident_pages(const GgufTensorInfo& t) const;
 
  private:
   GgufFile();

@@ -743,4 +743,18 @@ const uint8_t* GgufFile::tensor_data(const GgufTensorInfo& t) const {
   return impl_->map + impl_->data_start + t.offset;
 }
 
+void GgufFile::release_resident_pages() const {
+  // Best effort: a failing madvise only leaves pages resident, it never changes what is read.
+  if (impl_->map)
+    (void)madvise(const_cast<uint8_t*>(impl_->map), size_t(impl_->size), MADV_DONTNEED);
+}
+
+void GgufFile::release_resident_pages(const GgufTensorInfo& t) const {
+  const uint8_t* begin = tensor_data(t);  // bounds-checked
+  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(begin) / page * page;
+  const uintptr_t hi = reinterpret_cast<uintptr_t>(begin) + t.n_bytes;
+  (void)madvise(reinterpret_cast<void*>(lo), size_t(hi - lo), MADV_DONTNEED);
+}
+
 }  // namespace accel

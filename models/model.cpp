@@ -68,15 +68,22 @@ PackedWeight pack_rows(const GgufFile& f, const std::vector<const GgufTensorInfo
     same = same && p->type == parts[0]->type;
     rows += p->dims[1];
   }
-  if (parts.size() == 1)
-    return PackedWeight::pack(parts[0]->type, f.tensor_data(*parts[0]), rows, cols);
+  // Each part's file pages are dropped once packed (see GgufFile::release_resident_pages), so
+  // loading holds the packed model plus at most one matrix's pages, not two copies of the model.
+  auto release = [&] {
+    for (auto* p : parts) f.release_resident_pages(*p);
+  };
+  if (parts.size() == 1) {
+    PackedWeight w = PackedWeight::pack(parts[0]->type, f.tensor_data(*parts[0]), rows, cols);
+    release();
+    return w;
+  }
   if (same) {
-    std::vector<uint8_t> buf;
-    for (auto* p : parts) {
-      const uint8_t* d = f.tensor_data(*p);
-      buf.insert(buf.end(), d, d + p->n_bytes);
-    }
-    return PackedWeight::pack(parts[0]->type, buf.data(), rows, cols);
+    std::vector<PackedWeight::RowSource> src;
+    for (auto* p : parts) src.push_back({f.tensor_data(*p), size_t(p->dims[1])});
+    PackedWeight w = PackedWeight::pack(parts[0]->type, src, cols);
+    release();
+    return w;
   }
   std::vector<float> buf(rows * cols);
   size_t r0 = 0;
@@ -86,6 +93,7 @@ PackedWeight pack_rows(const GgufFile& f, const std::vector<const GgufTensorInfo
       dequantize_row(p->type, f.tensor_data(*p) + r * rb, buf.data() + (r0 + r) * cols, cols);
     r0 += p->dims[1];
   }
+  release();
   return PackedWeight::pack(DType::F32, buf.data(), rows, cols);
 }
 
@@ -97,6 +105,10 @@ std::unique_ptr<Model> Model::load(const std::string& path) {
   std::unique_ptr<Model> m(new Model(GgufFile::open(path)));
   m->cfg_ = ModelConfig::from_gguf(m->file_);
   m->load_weights();
+  // The weights now live in their packed panels; the file's pages would otherwise stay resident
+  // beside them (a second copy of the model). Token embeddings are still read from the mapping
+  // and fault back in row by row as tokens use them.
+  m->file_.release_resident_pages();
   return m;
 }
 

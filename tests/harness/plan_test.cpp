@@ -50,6 +50,16 @@ TEST(Plan, FamilyRolesMapToMemberFiles) {
   EXPECT_EQ(p.models[0].path("predictor"), "");
 }
 
+TEST(Plan, FamilyDtypeAcceptsEveryWeightSchemeModelsMakeWrites) {
+  for (const char* t :
+       {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k", "q4_k_m", "q5_k_m"}) {
+    nlohmann::json j = good();
+    j["models"][0]["dtype"] = t;
+    const Plan p = parse_plan(j, "p.json", "/tmp/m");
+    EXPECT_EQ(p.models[0].path("target"), std::string("/tmp/m/tiny-") + t + "-s0/target.gguf");
+  }
+}
+
 TEST(Plan, ExplicitInputsByRole) {
   nlohmann::json j = good();
   j["models"][0] = {{"name", "x"},

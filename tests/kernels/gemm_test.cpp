@@ -243,6 +243,34 @@ TEST(Gemm, F16WeightsConvertExactlyForAllHalves) {
   }
 }
 
+// Packing several sources (the loader's Q|K|V and gate|up fusions) must give exactly the weight
+// packed from their concatenation: part boundaries that fall inside a panel (rows 7 and 50 with
+// 16- or 32-row panels) as well as on one.
+TEST(Gemm, PackingRowPartsEqualsPackingTheirConcatenationBitForBit) {
+  for (DType t : kAllTypes) {
+    SCOPED_TRACE(dtype_name(t));
+    const size_t K = is_kquant(t) ? 512 : 64;
+    const size_t rows[] = {7, 43, 64, 1};
+    std::vector<std::vector<uint8_t>> parts;
+    std::vector<uint8_t> all;
+    std::vector<PackedWeight::RowSource> src;
+    size_t N = 0;
+    for (size_t i = 0; i < std::size(rows); ++i) {
+      parts.push_back(make_weight(t, rows[i], K, 40 + i));
+      all.insert(all.end(), parts.back().begin(), parts.back().end());
+      N += rows[i];
+    }
+    for (size_t i = 0; i < parts.size(); ++i) src.push_back({parts[i].data(), rows[i]});
+    const PackedWeight joined = PackedWeight::pack(t, all.data(), N, K);
+    const PackedWeight split = PackedWeight::pack(t, src, K);
+    ASSERT_EQ(split.rows(), N);
+    ASSERT_EQ(split.bytes(), joined.bytes());
+    const std::vector<float> x = random_normal(3 * K, 41);
+    EXPECT_TRUE(
+        bit_equal(run(x.data(), 3, K, split, nullptr), run(x.data(), 3, K, joined, nullptr)));
+  }
+}
+
 TEST(Gemm, PackedBytesAndEmptyK) {
   const std::vector<uint8_t> raw = make_weight(DType::Q4_0, 40, 64, 1);
   const PackedWeight pw = PackedWeight::pack(DType::Q4_0, raw.data(), 40, 64);
