@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "harness/file_hash.h"
+#include "harness/shipped_models.h"
 #include "models/synthetic.h"
 #include "models/tokenizer.h"
 
@@ -18,6 +19,12 @@ void ensure_family(const ModelSetSpec& s, std::ostream& log) {
   for (const auto& [role, path] : s.inputs) missing = missing || !std::filesystem::exists(path);
   if (!missing) return;
   const std::string dir = std::filesystem::path(s.path("target")).parent_path().string();
+  if (const auto shipped = find_shipped_family(s.family)) {
+    log << "installing shipped family '" << s.family << "' from " << shipped->dir << " in " << dir
+        << "\n";
+    install_shipped_family(*shipped, dir);
+    return;
+  }
   log << "making family '" << s.family << "' in " << dir << "\n";
   make_synthetic_family(s.family, dir, s.family_seed, *weight_scheme_from_name(s.dtype));
 }

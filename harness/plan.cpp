@@ -2,10 +2,13 @@
 // JSON path of the offending field.
 #include "harness/plan.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 
+#include "harness/shipped_models.h"
 #include "methods/method.h"
 #include "models/kv_storage.h"
 #include "models/synthetic.h"
@@ -58,11 +61,27 @@ std::map<std::string, std::string> string_map(const nlohmann::json& j, const std
 // A synthetic family: every role maps to a member file under the family's directory.
 void resolve_family_roles(const nlohmann::json& m, const std::string& src, const std::string& f,
                           const std::string& models_dir, ModelSetSpec& s) {
-  const SyntheticFamily* fam = nullptr;
+  // A shipped family (trained files in the repository) has fixed weights: no seed, no dtype.
+  std::optional<ShippedFamily> shipped;
   try {
-    fam = &find_synthetic_family(s.family);
+    shipped = find_shipped_family(s.family);
   } catch (const std::exception& e) {
     fail(src, f + ".family", e.what());
+  }
+  std::vector<std::string> roles;
+  if (shipped) {
+    for (const char* k : {"seed", "dtype"})
+      if (m.contains(k))
+        fail(src, f + "." + k,
+             "family '" + s.family + "' is shipped as trained files: it has no '" + k + "'");
+    for (const auto& mem : shipped->members) roles.push_back(mem.role);
+  } else {
+    try {
+      for (const auto& mem : find_synthetic_family(s.family).members) roles.push_back(mem.role);
+    } catch (const std::exception& e) {
+      fail(src, f + ".family",
+           std::string(e.what()) + " (nor a shipped family in " + shipped_models_root() + ")");
+    }
   }
   std::map<std::string, std::string> members = {{"target", "target"}, {"draft", "draft"}};
   if (m.contains("draft_role")) {
@@ -72,10 +91,10 @@ void resolve_family_roles(const nlohmann::json& m, const std::string& src, const
   if (m.contains("roles"))
     for (auto& [role, member] : string_map(m["roles"], src, f + ".roles")) members[role] = member;
   const auto dir = std::filesystem::path(models_dir) /
-                   (s.family + "-" + s.dtype + "-s" + std::to_string(s.family_seed));
+                   (shipped ? s.family + "-shipped"
+                            : s.family + "-" + s.dtype + "-s" + std::to_string(s.family_seed));
   for (const auto& [role, member] : members) {
-    bool has = false;
-    for (const auto& mem : fam->members) has = has || mem.role == member;
+    const bool has = std::find(roles.begin(), roles.end(), member) != roles.end();
     if (!has) {
       if (role == "draft" && !m.contains("draft_role")) continue;  // a family without a draft
       fail(src, f + (m.contains("roles") && role != "draft" ? ".roles." + role : ".draft_role"),
