@@ -160,6 +160,32 @@ CANON_QUESTION = ("\nWhat is the secret number for {k}? The secret number for {k
 CANON_INTRO = "Some secret numbers are written in the text below. Remember them.\n"
 
 
+# RULER-frame paraphrases (from --mix-v5-from-step on): RULER's niah sentence frames — an intro
+# announcing one hidden value, needles "One of the ... for K is: V.", a question whose answer prefix
+# repeats "... for K mentioned in the ... is" — with other words. The exact RULER strings never
+# occur: FRAME_ADJ excludes "special" and "magic", FRAME_SOURCE excludes "provided text". Added
+# after the third attempt learnt retrieval in its own templates (train_2048 8/8) but read 0/8 on
+# RULER's: teacher-forced, it copied every digit after the first and put " t" (" the ...") where
+# the first digit belongs — a format it had never seen, not a retrieval failure.
+FRAME_ADJ = ["secret", "hidden", "lucky", "private", "chosen", "reserved", "registered", "stored",
+             "important", "unique"]
+FRAME_SOURCE = ["text", "document", "passage", "text above", "given text", "article", "essay"]
+FRAME_INTRO = ("A {a} {n} is hidden within the following {src}. Make sure to memorize it. I will "
+               "quiz you about the {n} afterwards.\n")
+FRAME_NEEDLE = "One of the {a} {n}s for {k} is: {v}."
+FRAME_QUESTION = ("What is the {a} {n} for {k} mentioned in the {src}? The {a} {n} for {k} "
+                  "mentioned in the {src} is")
+
+
+def frame_template(rng):
+    """(adjective, noun, needle template, intro, question template with {k}, separator)."""
+    a, n, src = rng.choice(FRAME_ADJ), rng.choice(["number", "code", "figure"]), \
+        rng.choice(FRAME_SOURCE)
+    intro = FRAME_INTRO.format(a=a, n=n, src=src) if rng.random() < 0.7 else ""
+    q = FRAME_QUESTION.replace("{src}", src)
+    return a, n, FRAME_NEEDLE, intro, q, " "
+
+
 def fill(t, **kw):
     return t.format(**kw)
 
@@ -169,7 +195,7 @@ def fill(t, **kw):
 # sized so that len(BOS + prompt + answer + EOS) == T + 1.
 
 def niah(rng, corpus_text, words, T, key_kind="word", val_kind="num7", n_needles=None,
-         n_values=1, n_queries=1, canon=False):
+         n_values=1, n_queries=1, canon=False, frame=False):
     if n_needles is None:
         n_needles = rng.choice([1, 1, 2, 3, 4])
     n_keys = max(n_needles, n_queries)
@@ -177,6 +203,8 @@ def niah(rng, corpus_text, words, T, key_kind="word", val_kind="num7", n_needles
     nt = rng.choice(NEEDLES)
     if canon:
         a, n, nt = "secret", "number", CANON_NEEDLE
+    if frame:
+        a, n, nt, f_intro, f_q, f_sep = frame_template(rng)
     keys = []
     while len(keys) < n_keys:
         k = make_key(rng, words, key_kind)
@@ -193,6 +221,8 @@ def niah(rng, corpus_text, words, T, key_kind="word", val_kind="num7", n_needles
     if canon:
         intro = (CANON_INTRO if rng.random() < 0.5 else "").encode()
         qt, sep = CANON_QUESTION
+    if frame:
+        intro, qt, sep = f_intro.encode(), f_q, f_sep
     if len(queried) == 1:
         q = "\n" + fill(qt, k=queried[0], a=a, n=n)
     else:
@@ -209,7 +239,7 @@ def niah(rng, corpus_text, words, T, key_kind="word", val_kind="num7", n_needles
     return intro + ctx + q.encode(), answer
 
 
-def niah_seq(rng, corpus_text, words, T, canon=False):
+def niah_seq(rng, corpus_text, words, T, canon=False, frame=False):
     """2-6 needles, then 2-4 question/answer pairs in a row (each answer supervised): several
     retrieval signals per sample. Returns a list of (bytes, is_answer) segments."""
     n_needles = min(rng.choice([2, 3, 4, 5, 6]), max(2, T // 150))
@@ -217,6 +247,8 @@ def niah_seq(rng, corpus_text, words, T, canon=False):
     nt = rng.choice(NEEDLES)
     if canon:
         a, n, nt = "secret", "number", CANON_NEEDLE
+    if frame:
+        a, n, nt, f_intro, f_q, f_sep = frame_template(rng)
     keys = []
     while len(keys) < n_needles:
         k = make_key(rng, words, "word")
@@ -225,10 +257,12 @@ def niah_seq(rng, corpus_text, words, T, canon=False):
     vals = {k: make_value(rng, words, "num7") for k in keys}
     needles = [(" " + fill(nt, k=k, v=vals[k], a=a, n=n) + " ").encode() for k in keys]
     intro = fill(rng.choice(INTROS), a=a, n=n).encode()
+    if frame:
+        intro = f_intro.encode()
     asked = rng.sample(keys, min(len(keys), rng.choice([2, 3, 4]), max(1, T // 200)))
     qa = []
     for k in asked:
-        qt, sep = CANON_QUESTION if canon else rng.choice(QUESTIONS)
+        qt, sep = (f_q, f_sep) if frame else CANON_QUESTION if canon else rng.choice(QUESTIONS)
         qa.append((("\n" + fill(qt, k=k, a=a, n=n)).encode(), False))
         qa.append(((sep + vals[k]).encode(), True))
     fixed = 1 + len(intro) + sum(map(len, needles)) + sum(len(s) for s, _ in qa) + 1
@@ -361,9 +395,12 @@ TASKS = [  # (name, weight)
 ]
 
 
-def make_sample(seed, index, T, corpus, split="train", task=None, mix=None, canon_p=0.0):
+def make_sample(seed, index, T, corpus, split="train", task=None, mix=None, canon_p=0.0,
+                frame_p=0.0):
     """One training sample of exactly T+1 tokens: (tokens list, answer mask list, task name).
-    canon_p: probability that a niah / niah_seq sample uses the canonical template."""
+    canon_p: probability that a niah / niah_seq sample uses the canonical template; frame_p: that
+    it uses a RULER-frame paraphrase instead (drawn first; the canonical choice is unchanged
+    when frame_p = 0, so earlier runs' samples are reproduced exactly)."""
     mix = mix or TASKS
     rng = random.Random(f"{seed}/{split}/{index}")
     text = corpus.train if split == "train" else corpus.heldout
@@ -378,8 +415,9 @@ def make_sample(seed, index, T, corpus, split="train", task=None, mix=None, cano
         else:
             task = mix[-1][0]
     out = None
+    frame = frame_p > 0 and task in ("niah", "niah_seq") and rng.random() < frame_p
     if task == "niah":
-        out = niah(rng, text, words, T, canon=rng.random() < canon_p)
+        out = niah(rng, text, words, T, canon=rng.random() < canon_p, frame=frame)
     elif task == "niah_mixed":
         out = niah(rng, text, words, T, key_kind=rng.choice(["word", "number", "uuid"]),
                    val_kind=rng.choice(["num7", "num5", "word", "uuid"]))
@@ -390,7 +428,7 @@ def make_sample(seed, index, T, corpus, split="train", task=None, mix=None, cano
         nq = rng.choice([2, 3, 4])
         out = niah(rng, text, words, T, n_queries=nq, n_needles=nq)
     elif task == "niah_seq":
-        out = niah_seq(rng, text, words, T, canon=rng.random() < canon_p)
+        out = niah_seq(rng, text, words, T, canon=rng.random() < canon_p, frame=frame)
     elif task == "rrep":
         out = random_repeat(rng, text, words, T)
     elif task == "rcopy":

@@ -119,6 +119,9 @@ def main():
     ap.add_argument("--bf16-softmax-until-step", type=int, default=0,
                     help="attention softmax in bf16 before this step (the shipped runs' early steps "
                          "had it; it halves the gradients) and in fp32 from it on")
+    ap.add_argument("--mix-v5-from-step", type=int, default=-1,
+                    help="from this step on: 40%% of niah/niah_seq samples use RULER-frame "
+                         "paraphrases (data.FRAME_*; never RULER's exact words)")
     ap.add_argument("--mix-v4-from-step", type=int, default=-1,
                     help="from this step on: task mix TASKS_V4 (adds rcopy)")
     ap.add_argument("--mix-v3-from-step", type=int, default=-1,
@@ -267,6 +270,8 @@ def main():
                                                   else D.TASKS_V4 if 0 <= args.mix_v4_from_step <= step
                                                   else D.TASKS_V2 if v2 else D.TASKS),
                                              canon_p=0.7 if 0 <= args.mix_v3_from_step <= step
+                                             else 0.0,
+                                             frame_p=0.4 if 0 <= args.mix_v5_from_step <= step
                                              else 0.0)
             xs.append(toks)
             ms.append(mask)
