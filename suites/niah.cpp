@@ -57,7 +57,8 @@ std::vector<ParamSpec> NiahSuite::params() const {
   return {
       text("data", "",
            "Paul Graham essays (a file, or a directory of .txt files joined in name order, e.g. "
-           "../shared/data/niah): the haystack, repeated as needed"),
+           "../shared/data/niah; a suffix #bytes=START:END keeps that byte range, e.g. a "
+           "model's held-out essays): the haystack, repeated as needed"),
       {"depths",
        ParamSpec::Kind::Int,
        11,

@@ -82,7 +82,8 @@ std::vector<ParamSpec> RulerSuite::params() const {
        "RULER task; all: sample i takes task i % 13 (RULER index i / 13); synthetic: the 11 "
        "without qa likewise"},
       text("data",
-           "Paul Graham essays (file or directory of .txt files, e.g. ../shared/data/niah): the "
+           "Paul Graham essays (file or directory of .txt files, e.g. ../shared/data/niah; a "
+           "suffix #bytes=START:END keeps that byte range, e.g. a model's held-out essays): the "
            "essay haystack and, in place of wonderwords, the word lists of every task with "
            "word keys and cwe"),
       text("squad", "SQuAD v2.0 dev JSON (dev-v2.0.json) for qa_1"),

@@ -7,8 +7,10 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
+#include <utility>
 
 #include "suites/ruler_text.h"
 
@@ -74,8 +76,29 @@ std::string read_bounded(const std::filesystem::path& f, uintmax_t& budget,
   return s;
 }
 
-std::shared_ptr<const EssayCorpus> build(const std::string& data, const std::string& who) {
+// "PATH#bytes=A:B" -> PATH and the byte range [A, B) of the joined text (nullopt: all of it).
+// The capable family's plans use it to draw haystacks from the essays it never trained on.
+std::pair<std::string, std::optional<std::pair<size_t, size_t>>> split_byte_range(
+    const std::string& data, const std::string& who) {
+  const size_t at = data.rfind("#bytes=");
+  if (at == std::string::npos) return {data, std::nullopt};
+  const std::string range = data.substr(at + 7);
+  const size_t colon = range.find(':');
+  const auto number = [&](const std::string& t) {
+    if (t.empty() || t.size() > 12 || !std::all_of(t.begin(), t.end(), ::isdigit))
+      throw std::invalid_argument(who + ": data '" + data +
+                                  "': the byte range must read #bytes=START:END (decimal)");
+    return size_t(std::stoull(t));
+  };
+  if (colon == std::string::npos) number("");
+  const size_t a = number(range.substr(0, colon)), b = number(range.substr(colon + 1));
+  if (a >= b) throw std::invalid_argument(who + ": data '" + data + "': empty byte range");
+  return {data.substr(0, at), std::make_pair(a, b)};
+}
+
+std::shared_ptr<const EssayCorpus> build(const std::string& data_arg, const std::string& who) {
   namespace fs = std::filesystem;
+  const auto [data, range] = split_byte_range(data_arg, who);
   std::vector<fs::path> files;
   std::error_code ec;
   if (fs::is_directory(data, ec)) {
@@ -92,8 +115,18 @@ std::shared_ptr<const EssayCorpus> build(const std::string& data, const std::str
   std::string text;
   uintmax_t budget = kMaxEssayBytes;
   for (const auto& f : files) text += read_bounded(f, budget, who);
+  if (range) {
+    if (range->second > text.size())
+      throw std::invalid_argument(who + ": data '" + data_arg + "': the byte range ends past the " +
+                                  std::to_string(text.size()) + " bytes of text");
+    text = text.substr(range->first, range->second - range->first);
+    if (const size_t bad = utf8_invalid_at(text); bad != std::string::npos)
+      throw std::invalid_argument(who + ": data '" + data_arg +
+                                  "': the byte range cuts a UTF-8 character (at byte " +
+                                  std::to_string(range->first + bad) + ")");
+  }
   auto c = std::make_shared<EssayCorpus>();
-  c->source = data;
+  c->source = data_arg;
   c->haystack = py_collapse_split(text);
   c->words = words_from_text(text);
   c->text = std::move(text);

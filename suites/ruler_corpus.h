@@ -39,7 +39,9 @@ struct EssayCorpus {
 };
 
 // Reads `data` (a text file, or a directory whose .txt files are joined in byte order of name,
-// as RULER's download script joins them) once per process; later calls share it. Throws
+// as RULER's download script joins them) once per process; later calls share it. A suffix
+// "#bytes=START:END" keeps only bytes [START, END) of the joined text (e.g. a model's held-out
+// essays); a range past the end or cutting a UTF-8 character throws. Throws
 // std::invalid_argument starting with `who` when `data` is empty, unreadable, larger than 64 MiB,
 // not UTF-8 (naming the file and byte offset) or holds no words.
 std::shared_ptr<const EssayCorpus> load_essays(const std::string& data, const std::string& who);
