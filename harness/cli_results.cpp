@@ -48,7 +48,8 @@ int report_paper(const std::string& db, const std::string& dir, const std::strin
 
 void register_results_commands(CLI::App& app, CliCommands& out) {
   struct ReportArgs {
-    std::string db, table, format = "md", where, param, svg, paper, published = "reports/published";
+    std::string db, table, format = "md", where, param, metric, svg, paper,
+                           published = "reports/published";
   };
   auto r = std::make_shared<ReportArgs>();
   CLI::App* report = app.add_subcommand("report", "Print a table from a results store");
@@ -59,7 +60,8 @@ void register_results_commands(CLI::App& app, CliCommands& out) {
                    "(with the reference), decode (decode tok/s and KV bytes per token against "
                    "the f32-cache baseline), suite (every suite metric by its declaration), "
                    "parity (token-exact parity and the cross-configuration matrix), niah (NIAH "
-                   "score by needle depth and context length), runs, trials, or paper (published "
+                   "score by needle depth and context length), pareto (quality against TTFT and "
+                   "TTFT FLOPs, with the Pareto fronts), runs, trials, or paper (published "
                    "values beside this store's, see --paper)")
       ->required()
       ->check(CLI::IsMember(table_names()));
@@ -68,9 +70,14 @@ void register_results_commands(CLI::App& app, CliCommands& out) {
   report->add_option("--where", r->where,
                      "SQL expression over trials columns, e.g. \"context_len >= 8192\"");
   report->add_option("--param", r->param, "Swept parameter for --table ablation (e.g. keep)");
+  report->add_option("--metric", r->metric,
+                     "With --table pareto: the quality score (default: a '<suite>.score' in the "
+                     "selection, else agreement.top1)");
   report->add_option("--svg", r->svg,
                      "With --table niah: also write one heatmap per configuration (depth x "
-                     "context length, colour = score) as DIR/niah-<configuration>.svg");
+                     "context length, colour = score) as DIR/niah-<configuration>.svg; with "
+                     "--table pareto: one quality-vs-TTFT-FLOPs plot per target, workload and "
+                     "context as DIR/pareto-*.svg");
   report->add_option("--paper", r->paper,
                      "With --table paper: the published file's id; 'list' (or an unknown id) "
                      "lists them");
@@ -89,16 +96,22 @@ void register_results_commands(CLI::App& app, CliCommands& out) {
                    }
                    if (!r->paper.empty())
                      throw std::invalid_argument("--paper needs --table paper");
-                   if (!r->svg.empty() && r->table != "niah")
-                     throw std::invalid_argument("--svg draws NIAH heatmaps: use --table niah");
+                   if (!r->svg.empty() && r->table != "niah" && r->table != "pareto")
+                     throw std::invalid_argument(
+                         "--svg draws NIAH heatmaps or pareto plots: use --table niah or pareto");
+                   if (!r->metric.empty() && r->table != "pareto")
+                     throw std::invalid_argument("--metric applies to --table pareto");
                    const auto store = results::ResultStore::open_readonly(r->db);
                    reports::ReportOptions opt;
                    opt.where = r->where;
                    opt.param = r->param;
+                   opt.metric = r->metric;
                    const reports::Table t = reports::make_report(store, r->table, opt);
                    std::fputs(reports::render(t, reports::parse_format(r->format)).c_str(), stdout);
                    if (!r->svg.empty())
-                     for (const auto& p : reports::write_niah_heatmaps(store, opt, r->svg))
+                     for (const auto& p : r->table == "pareto"
+                                              ? reports::write_pareto_plots(store, opt, r->svg)
+                                              : reports::write_niah_heatmaps(store, opt, r->svg))
                        std::fprintf(stderr, "wrote %s\n", p.c_str());
                    return 0;
                  }});

@@ -2,6 +2,7 @@
 #include "methods/baseline.h"
 
 #include "methods/phase_timer.h"
+#include "methods/ttft_flops.h"
 #include "models/generation.h"
 
 namespace accel {
@@ -61,6 +62,7 @@ Outcome BaselineMethod::run(const Engine& e, const Request& r, const nlohmann::j
       prefill(m, r.prompt, iota_positions(0, r.prompt.size()), cache, e.prefill_chunk);
   timer.lap("prefill");
   out.kept_tokens = r.prompt.size();
+  out.stats["ttft_flops"] = forward_flops(m.config(), double(r.prompt.size()), 0, 1);
   finish_with_greedy_decode(e, r, cache, std::move(last), int32_t(r.prompt.size()), timer, out);
   return out;
 }

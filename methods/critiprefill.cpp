@@ -12,6 +12,7 @@
 #include "kernels/quant.h"
 #include "methods/baseline.h"
 #include "methods/phase_timer.h"
+#include "methods/ttft_flops.h"
 #include "models/generation.h"
 
 namespace accel {
@@ -240,6 +241,7 @@ Outcome CritiPrefillMethod::run(const Engine& e, const Request& r, const nlohman
   if (c.pruned_segments(N) == 0) {
     out.stats["fallback"] = "below_threshold";
     last = prefill(m, r.prompt, iota_positions(0, N), cache, e.prefill_chunk);
+    out.stats["ttft_flops"] = forward_flops(m.config(), double(N), 0, 1);
   } else {
     critiprefill::PrefillStats st;
     last = critiprefill::sparse_prefill(m, r.prompt, cache, c, e.prefill_chunk, &st);
@@ -250,6 +252,10 @@ Outcome CritiPrefillMethod::run(const Engine& e, const Request& r, const nlohman
     out.stats["attention_skipped"] = 1.0 - st.pairs_kept / st.pairs_dense;
     out.stats["select_s"] = st.select_s;
     out.stats["sparse_attention_s"] = st.sparse_attention_s;
+    // The dense count with the skipped attention pairs taken out (pairs count query heads and
+    // layers already); selection's representatives and scores are not counted.
+    out.stats["ttft_flops"] = forward_flops(m.config(), double(N), 0, 1) -
+                              (st.pairs_dense - st.pairs_kept) * attention_pair_flops(m.config());
   }
   timer.lap("prefill");
   out.kept_tokens = N;  // every prompt row is in the cache; only attention was sparse

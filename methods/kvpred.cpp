@@ -8,31 +8,10 @@
 #include "methods/baseline.h"
 #include "methods/kvpred_predictor.h"
 #include "methods/phase_timer.h"
+#include "methods/ttft_flops.h"
 #include "models/generation.h"
 
 namespace accel {
-
-namespace {
-
-// Multiply-adds per token outside attention (Q, K, V, O projections and the FFN; routed experts
-// count the ones a token uses plus the router), as reports/cost_model.cpp counts them.
-double linear_macs_per_token(const ModelConfig& c) {
-  const double E = c.n_embd, q = c.q_dim(), kv = c.kv_dim();
-  const double ffn = c.n_expert > 0
-                         ? double(c.n_expert_used) * 3 * E * c.n_ff_expert + E * c.n_expert
-                         : 3 * E * c.n_ff;
-  return E * q + 2 * E * kv + q * E + ffn;
-}
-
-// FLOPs of n tokens at positions past..past+n-1 over a cache of `past` entries, with the output
-// head for `logit_rows` rows.
-double forward_flops(const ModelConfig& c, double n, double past, double logit_rows) {
-  const double L = c.n_layer, pairs = n * past + n * (n + 1) / 2;
-  return 2 * (n * L * linear_macs_per_token(c) + L * 2.0 * c.n_head * c.head_dim * pairs +
-              logit_rows * double(c.n_embd) * c.n_vocab);
-}
-
-}  // namespace
 
 KVPredFlops kvpred_ttft_flops(const ModelConfig& target, const ModelConfig& aux, size_t n_prompt) {
   KVPredFlops f;

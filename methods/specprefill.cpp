@@ -14,6 +14,7 @@
 #include "methods/specprefill_config.h"
 #include "methods/specprefill_pflash.h"
 #include "methods/specprefill_scoring.h"
+#include "methods/ttft_flops.h"
 #include "models/generation.h"
 #include "models/tokenizer.h"
 
@@ -95,6 +96,7 @@ Outcome SpecPrefillMethod::run(const Engine& e, const Request& r, const nlohmann
     std::vector<float> last = prefill(target, suffix, suffix_pos, tcache, e.prefill_chunk);
     timer.lap("prefill");
     out.kept_tokens = M;
+    out.stats["ttft_flops"] = forward_flops(target.config(), double(n), double(S), 1);
     return last;
   };
 
@@ -226,6 +228,12 @@ Outcome SpecPrefillMethod::run(const Engine& e, const Request& r, const nlohmann
     out.stats["anchor_chunks"] = sel.anchor_chunks;
     out.stats["tail_exceeded_budget"] = sel.tail_exceeded_budget;
     out.stats["keep_ratio"] = double(sel.kept_positions.size()) / double(dn);
+    // Draft prefill of the suffix (one logits row), its lookahead steps, the target's prefill of
+    // the kept tokens after the cached prefix. Scoring and selection are not matrix work.
+    double flops = forward_flops(draft.config(), double(dn), double(S), 1) +
+                   forward_flops(target.config(), double(kept_tokens.size()), double(S), 1);
+    for (int i = 0; i < steps; ++i) flops += forward_flops(draft.config(), 1, double(DM + i), 1);
+    out.stats["ttft_flops"] = flops;
   }
   // Original positions: decoding continues at the full prompt length M while the cache holds
   // S + K entries. Contiguous: the kept tokens were the prompt, so decoding continues at S + K.

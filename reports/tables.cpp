@@ -579,9 +579,9 @@ std::map<std::string, std::vector<std::string>> varying_params_by_method(
 }
 
 const std::vector<std::string>& report_names() {
-  static const std::vector<std::string> n = {"ttft",      "phases", "ablation", "costmodel",
-                                             "agreement", "decode", "suite",    "parity",
-                                             "pld",       "niah",   "runs",     "trials"};
+  static const std::vector<std::string> n = {
+      "ttft",   "phases", "ablation", "costmodel", "agreement", "decode", "suite",
+      "parity", "pld",    "niah",     "pareto",    "runs",      "trials"};
   return n;
 }
 
@@ -597,6 +597,7 @@ Table make_report(const ResultStore& store, const std::string& name, const Repor
   if (name == "suite") return suite_table(store, opt);
   if (name == "parity") return parity_table(store, opt);
   if (name == "pld") return pld_table(store, opt);
+  if (name == "pareto") return pareto_table(store, opt);
   if (name == "niah") return niah_table(store, opt);
   std::string known;
   for (const auto& n : report_names()) known += (known.empty() ? "" : ", ") + n;

@@ -18,8 +18,9 @@
 namespace accel::reports {
 
 struct ReportOptions {
-  std::string where;  // SQL expression over trials columns (--where)
-  std::string param;  // ablation: the swept parameter name (--param)
+  std::string where;   // SQL expression over trials columns (--where)
+  std::string param;   // ablation: the swept parameter name (--param)
+  std::string metric;  // pareto: the quality score (--metric; default a "<suite>.score")
   std::string baseline_method = "baseline";
   int resamples = 2000;      // bootstrap resamples per speedup interval
   uint64_t seed = 20240601;  // combined with a hash of each cell's key
@@ -90,6 +91,17 @@ Table parity_table(const results::ResultStore& store, const ReportOptions& opt);
 // tokens per verify step, the ceiling acceptance allows, the share of it reached, the drafter's
 // share of decode time and greedy parity. Throws when the selection has no PLD trial.
 Table pld_table(const results::ResultStore& store, const ReportOptions& opt);
+// Quality against TTFT cost (pareto_table.cpp), the KV Prediction paper's accuracy-vs-TTFT-FLOPs
+// front as a table: per (target, workload, context) and (method, varying params, KV type) the mean
+// of opt.metric over samples, mean TTFT, mean stats.ttft_flops and its ratio to the f32 baseline,
+// and whether the row is on the Pareto front by FLOPs and by measured TTFT. Throws when no trial
+// has the metric.
+Table pareto_table(const results::ResultStore& store, const ReportOptions& opt);
+// The same as SVG scatter plots, one per (target, workload, context): x = TTFT GFLOPs, y = the
+// metric, one series per method (its configurations joined by cost), front points ringed. Writes
+// DIR/pareto-<target>-<workload>-<context>.svg and returns the paths.
+std::vector<std::string> write_pareto_plots(const results::ResultStore& store,
+                                            const ReportOptions& opt, const std::string& dir);
 // The names above plus "costmodel" (cost_model.h) and "niah" (niah_report.h), and dispatch by
 // name.
 const std::vector<std::string>& report_names();

@@ -331,7 +331,9 @@ TEST_F(CritiPrefill, EveryLayerDenseReproducesBaselineBitForBit) {
     EXPECT_FALSE(o.stats.contains("fallback"));
     EXPECT_EQ(o.stats["pruned_layers"], 0);
     EXPECT_EQ(o.stats["attention_skipped"], 0.0);
-    expect_identical(o, baseline(1000, kv));
+    const Outcome base = baseline(1000, kv);
+    expect_identical(o, base);
+    EXPECT_DOUBLE_EQ(o.stats["ttft_flops"].get<double>(), base.stats["ttft_flops"].get<double>());
   }
 }
 
@@ -364,6 +366,11 @@ TEST_F(CritiPrefill, SparsePrefillSkipsAttentionAndDecodesDense) {
   EXPECT_EQ(o.stats["attention_pairs_dense"].get<double>(), 4 * 4 * 500500.0);
   EXPECT_EQ(o.stats["attention_pairs_kept"].get<double>(), kept);
   EXPECT_GT(o.stats["attention_skipped"].get<double>(), 0.5);
+  // TTFT FLOPs: the baseline's with the skipped pairs' 4 x head_dim FLOPs each taken out.
+  EXPECT_NEAR(o.stats["ttft_flops"].get<double>(),
+              base.stats["ttft_flops"].get<double>() -
+                  (4 * 4 * 500500.0 - kept) * 4 * target_->config().head_dim,
+              1e-12 * base.stats["ttft_flops"].get<double>());
   // Sparse attention changes the logits (it is not a dense run in disguise) ...
   EXPECT_FALSE(test::bit_equal(o.logits[0], base.logits[0]));
   // ... while the cache holds every prompt row and decoding continues at the prompt length.

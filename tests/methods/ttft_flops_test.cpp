@@ -1,0 +1,49 @@
+// Analytic TTFT FLOPs against hand-worked counts, and the identities the methods' stats rely on:
+// a prefill split at any point costs the same as in one piece (minus the extra logits rows).
+#include "methods/ttft_flops.h"
+
+#include <gtest/gtest.h>
+
+namespace accel {
+namespace {
+
+ModelConfig hand_config() {
+  ModelConfig c;
+  c.n_layer = 2;
+  c.n_embd = 8;
+  c.n_head = 2;
+  c.n_head_kv = 1;
+  c.head_dim = 4;
+  c.n_ff = 16;
+  c.n_vocab = 10;
+  return c;
+}
+
+TEST(TtftFlops, ForwardFlopsIsTheHandWorkedCount) {
+  const ModelConfig c = hand_config();
+  // Per token and layer: Q 8x8, K and V 8x4 each, O 8x8, FFN 3 x 8x16 = 64+64+64+384 = 576 MACs.
+  EXPECT_DOUBLE_EQ(linear_macs_per_token(c), 576.0);
+  EXPECT_DOUBLE_EQ(attention_pair_flops(c), 16.0);  // q.k and p.v: 2 x 4 MACs
+  // 3 tokens after 5 cached: pairs 3x5 + (1+2+3) = 21 per head and layer.
+  // 2*3*2*576 + 2 layers x 2 heads x 21 x 16 + 2 x 1 row x 8 x 10 = 6912 + 1344 + 160.
+  EXPECT_DOUBLE_EQ(forward_flops(c, 3, 5, 1), 6912.0 + 1344.0 + 160.0);
+}
+
+TEST(TtftFlops, APrefillSplitAnywhereCostsTheSameAsOnePiece) {
+  const ModelConfig c = hand_config();
+  for (double cut : {1.0, 7.0, 63.0})
+    EXPECT_DOUBLE_EQ(forward_flops(c, cut, 0, 0) + forward_flops(c, 64 - cut, cut, 1),
+                     forward_flops(c, 64, 0, 1));
+}
+
+TEST(TtftFlops, MixtureOfExpertsCountsTheExpertsATokenUsesAndTheRouter) {
+  ModelConfig c = hand_config();
+  c.n_expert = 4;
+  c.n_expert_used = 2;
+  c.n_ff_expert = 6;
+  // attention projections 192 + 2 experts x 3 x 8x6 + router 8x4 = 192 + 288 + 32.
+  EXPECT_DOUBLE_EQ(linear_macs_per_token(c), 512.0);
+}
+
+}  // namespace
+}  // namespace accel
