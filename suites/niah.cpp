@@ -28,6 +28,25 @@ constexpr std::string_view kTemplate =
 
 const std::string kWho = "suite 'niah'";
 
+// kTemplate's parts as the model's chat: gkamradt's system prompt as the system turn, the context
+// and question (Anthropic_prompt.txt's Human part) as one user turn, and the Assistant part's
+// opening inside the assistant turn. Returned with the same {context} and {retrieval_question}
+// placeholders.
+std::string chat_prompt_template(const SuiteContext& ctx) {
+  if (!ctx.chat_template)
+    throw std::invalid_argument(kWho + ": model_template 'gguf' needs the model's chat template (" +
+                                ctx.chat_template_note + ")");
+  const ChatMessage msgs[] = {
+      {"system",
+       "You are a helpful AI bot that answers questions for a user. Keep your response short "
+       "and direct"},
+      {"user",
+       "<context>\n{context}\n</context>\n\n{retrieval_question} Don't give information "
+       "outside the document or repeat your findings"}};
+  return ctx.chat_template->apply(msgs, true) +
+         "Here is the most relevant sentence in the context:";
+}
+
 std::string replace_all(std::string s, std::string_view from, const std::string& to) {
   for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
     s.replace(at, from.size(), to);
@@ -81,6 +100,18 @@ std::vector<ParamSpec> NiahSuite::params() const {
       text("answer", kAnswer,
            "the needle's value: the generation scores 100 when it contains this text "
            "(case-insensitive); must occur in the needle"),
+      {"model_template",
+       ParamSpec::Kind::Choice,
+       "plain",
+       0,
+       0,
+       false,
+       {"plain", "gguf"},
+       "plain: gkamradt's Anthropic plain-text prompt; gguf: the model's own "
+       "tokenizer.chat_template (recognised families, models/chat_template.h) with gkamradt's "
+       "system prompt as the system turn, the context and question as one user turn, and "
+       "\"Here is the most relevant sentence in the context:\" opening the assistant turn; the "
+       "family is recorded in the sample's model_template"},
   };
 }
 
@@ -113,12 +144,13 @@ Sample NiahSuite::make_sample(int context_len, int index, uint64_t seed, const S
   const int depth = niah::depth_grid(depths)[size_t(index % depths)];
   const int rep = index / depths;
   const size_t start = niah::haystack_start(essays->text, seed, rep);
-  const size_t cut = kTemplate.find("{context}");
-  const std::string head(kTemplate.substr(0, cut));
-  const std::string tail =
-      replace_all(std::string(kTemplate.substr(cut + 9)), "{retrieval_question}", question);
-  const niah::HaystackPrompt h = niah::haystack_prompt(essays->text, start, head, needle, tail,
-                                                       depth, context_len - max_new, ctx, kWho);
+  const bool chat = params.at("model_template").get<std::string>() == "gguf";
+  const std::string tmpl = chat ? chat_prompt_template(ctx) : std::string(kTemplate);
+  const size_t cut = tmpl.find("{context}");
+  const std::string head(tmpl.substr(0, cut));
+  const std::string tail = replace_all(tmpl.substr(cut + 9), "{retrieval_question}", question);
+  const niah::HaystackPrompt h = niah::haystack_prompt(
+      essays->text, start, head, needle, tail, depth, context_len - max_new, ctx, kWho, chat);
 
   Sample s;
   s.id = "depth" + std::to_string(depth) + "-" + std::to_string(rep);
@@ -134,6 +166,9 @@ Sample NiahSuite::make_sample(int context_len, int index, uint64_t seed, const S
             {"context_tokens", h.context_tokens},
             {"target_token", h.haystack_begin + h.target},
             {"depth_actual", h.depth_actual}};
+  // Recorded only for chat prompts, so plain samples keep the content hashes of earlier runs.
+  if (chat)
+    s.meta["model_template"] = "gguf:" + std::string(chat_family_name(ctx.chat_template->family()));
   return s;
 }
 

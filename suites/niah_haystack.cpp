@@ -107,13 +107,14 @@ Placement insert_needle(std::span<const int32_t> context, std::span<const int32_
 HaystackPrompt haystack_prompt(std::string_view essays, size_t start, const std::string& head,
                                const std::string& needle, const std::string& tail,
                                int depth_percent, int budget, const SuiteContext& ctx,
-                               const std::string& who) {
+                               const std::string& who, bool chat_text) {
   if (!ctx.tokenizer)
     throw std::invalid_argument(who + ": the model has no tokenizer (the haystack is text)");
   const Tokenizer& tok = *ctx.tokenizer;
-  const size_t n_bos = ctx.bos >= 0 ? 1 : 0;
-  const std::vector<int32_t> head_ids = tok.encode(head, false, false);
-  const std::vector<int32_t> tail_ids = tok.encode(tail, false, false);
+  const std::vector<int32_t> head_ids = tok.encode(head, false, chat_text);
+  const std::vector<int32_t> tail_ids = tok.encode(tail, false, chat_text);
+  const bool head_has_bos = chat_text && !head_ids.empty() && head_ids.front() == ctx.bos;
+  const size_t n_bos = ctx.bos >= 0 && !head_has_bos ? 1 : 0;
   const std::vector<int32_t> needle_ids = tok.encode(needle, false, false);
   const size_t fixed = n_bos + head_ids.size() + tail_ids.size() + needle_ids.size();
   if (budget < 0 || size_t(budget) < fixed + 1)

@@ -67,10 +67,12 @@ struct HaystackPrompt {
   size_t target = 0;          // Placement::target, in haystack tokens
   double depth_actual = 0;    // 100 * (needle index in the haystack) / context_tokens
 };
+// chat_text: head and tail are a rendered chat template, tokenized with special tokens parsed; a
+// head that starts with the BOS token gets no second BOS.
 HaystackPrompt haystack_prompt(std::string_view essays, size_t start, const std::string& head,
                                const std::string& needle, const std::string& tail,
                                int depth_percent, int budget, const SuiteContext& ctx,
-                               const std::string& who);
+                               const std::string& who, bool chat_text = false);
 
 // The generated text a suite scores: the tokens before the first EOS (ctx.eos; the harness
 // generates a fixed number of tokens), decoded with ctx.tokenizer. Throws std::invalid_argument

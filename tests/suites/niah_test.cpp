@@ -3,7 +3,8 @@
 // haystack, exact lengths, needles at their requested depths (within the sentence the depth
 // falls in), seeds, and exact containment scoring through the context's tokenizer. The
 // byte-level tokenizer (one token per byte, BOS 256, EOS 257) makes token positions byte
-// positions; an essay fixture is written per test, the real essays are used when present.
+// positions; an essay fixture is written per test, the real essays are used when present. With
+// model_template gguf the same prompt sits in the model's chat turns.
 #include "suites/niah.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <set>
 
+#include "models/chat_template.h"
 #include "models/tokenizer.h"
 #include "suites/niah_haystack.h"
 #include "tests/support/test_support.h"
@@ -292,6 +294,45 @@ TEST_F(Niah, CustomNeedlesAndClearRefusals) {
   EXPECT_NE(error_of(300, 0, params()).find("context too short"), std::string::npos);
   const SuiteContext no_tok{258, 256, 257, nullptr};
   EXPECT_THROW(s.make_sample(1024, 0, 0, no_tok, params()), std::invalid_argument);
+}
+
+TEST_F(Niah, GgufTemplatePutsKamradtsPromptInTheModelsChatTurns) {
+  const ChatTemplate chatml = ChatTemplate::recognise(
+      "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
+      "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ "
+      "'<|im_start|>assistant\\n' }}{% endif %}",
+      "test.gguf: tokenizer.chat_template", "", "");
+  SuiteContext c = ctx;
+  c.chat_template = &chatml;
+  const nlohmann::json p = params({{"model_template", "gguf"}});
+  const Sample sm = s.make_sample(1024, 5, 0, c, p);
+  EXPECT_EQ(sm.prompt.size() + 50, 1024u);
+  EXPECT_EQ(sm.prompt.front(), 256);  // BOS: the template does not spell one
+  const std::string t = text(std::span(sm.prompt).subspan(1));
+  const std::string head =
+      "<|im_start|>system\nYou are a helpful AI bot that answers questions for a user. Keep your "
+      "response short and direct<|im_end|>\n<|im_start|>user\n<context>\n";
+  const std::string tail =
+      "\n</context>\n\nWhat is the best thing to do in San Francisco? Don't give information "
+      "outside the document or repeat your findings<|im_end|>\n<|im_start|>assistant\nHere is "
+      "the most relevant sentence in the context:";
+  EXPECT_EQ(t.rfind(head, 0), 0u) << t.substr(0, 200);
+  ASSERT_GE(t.size(), tail.size());
+  EXPECT_EQ(t.substr(t.size() - tail.size()), tail);
+  EXPECT_NE(t.find("eat a sandwich and sit in Dolores Park"), std::string::npos);
+  EXPECT_EQ(sm.meta.at("model_template"), "gguf:chatml");
+  EXPECT_FALSE(s.make_sample(1024, 5, 0, ctx, params()).meta.contains("model_template"));
+
+  c.chat_template = nullptr;
+  c.chat_template_note = "m.gguf has no tokenizer.chat_template";
+  try {
+    s.make_sample(1024, 5, 0, c, p);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("m.gguf has no tokenizer.chat_template"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
