@@ -6,6 +6,7 @@
 // to fail on files that break each rule.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -304,6 +305,24 @@ TEST(LlamaCppCompat, ImportedStories260KHasWhatLlamaCppRequires) {
   test::TempDir dir;
   import_llama2c(bin->string(), tok->string(), dir.file("stories.gguf"));
   EXPECT_TRUE(llamacpp_loadable(GgufFile::open(dir.file("stories.gguf"))));
+}
+
+// The trained `capable` family ships as files (models/capable/, written by the training tool's own
+// GGUF writer, models/training/gguf_export.py): every one of them must load in llama.cpp too.
+TEST(LlamaCppCompat, ShippedCapableFamilyFilesHaveExactlyTheTensorsLlamaCppLoads) {
+  const std::filesystem::path dir =
+      std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "models" /
+      "capable";
+  std::vector<std::string> files;
+  if (std::filesystem::is_directory(dir))
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      if (e.path().extension() == ".gguf") files.push_back(e.path().string());
+  if (files.empty()) GTEST_SKIP() << "no GGUF files in " << dir;
+  for (const std::string& path : files) {
+    const GgufFile f = GgufFile::open(path);
+    EXPECT_TRUE(llamacpp_metadata_ok(f)) << path;
+    EXPECT_TRUE(llamacpp_loadable(f)) << path;
+  }
 }
 
 // --- The checker itself fails on files that break the rules it states. ---
