@@ -315,15 +315,8 @@ std::vector<std::string> write_niah_heatmaps(const results::ResultStore& store,
   std::vector<std::string> paths;
   std::set<std::string> used;
   for (const auto& g : grids) {
-    std::string slug;
-    for (char c : g.method + "_" + g.params + "_" + g.kv + "_" + g.target) {
-      const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                        (c >= '0' && c <= '9') || c == '.' || c == '_';
-      if (keep)
-        slug += c;
-      else if (!slug.empty() && slug.back() != '-')
-        slug += '-';
-    }
+    const std::string slug =
+        svg::file_slug(g.method + "_" + g.params + "_" + g.kv + "_" + g.target);
     std::string name = "niah-" + slug;
     for (int i = 2; used.count(name); ++i) name = "niah-" + slug + "-" + std::to_string(i);
     used.insert(name);

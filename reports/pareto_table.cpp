@@ -197,19 +197,6 @@ size_t column(const Table& t, const std::string& key) {
   throw std::logic_error("pareto table without column " + key);
 }
 
-std::string slug(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                      c == '.' || c == '_';
-    if (keep)
-      out += c;
-    else if (!out.empty() && out.back() != '-')
-      out += '-';
-  }
-  return out;
-}
-
 }  // namespace
 
 std::vector<std::string> write_pareto_plots(const results::ResultStore& store,
@@ -259,7 +246,7 @@ std::vector<std::string> write_pareto_plots(const results::ResultStore& store,
     c.notes.push_back(
         "Ringed points: on the front (no configuration at least as good and as "
         "cheap). Hover a point for its configuration.");
-    const std::string path = (fs::path(dir) / ("pareto-" + slug(g) + ".svg")).string();
+    const std::string path = (fs::path(dir) / ("pareto-" + svg::file_slug(g) + ".svg")).string();
     try {
       svg::write_file(path, line_chart_svg(c));
     } catch (const std::runtime_error& e) {

@@ -125,4 +125,17 @@ void write_file(const std::string& path, const std::string& content) {
   }
 }
 
+std::string file_slug(const std::string& label) {
+  std::string out;
+  for (char c : label) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '_';
+    if (keep)
+      out += c;
+    else if (!out.empty() && out.back() != '-')
+      out += '-';
+  }
+  return out;
+}
+
 }  // namespace accel::reports::svg

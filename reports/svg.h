@@ -44,4 +44,8 @@ class Document {
 // write never leaves a half-written file. Throws std::runtime_error naming the path.
 void write_file(const std::string& path, const std::string& content);
 
+// A file-name stem from a label: letters, digits, '.' and '_' kept, every other run of characters
+// one '-' (e.g. "tiny/target ruler 4096" -> "tiny-target-ruler-4096").
+std::string file_slug(const std::string& label);
+
 }  // namespace accel::reports::svg
