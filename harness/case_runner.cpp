@@ -191,6 +191,8 @@ std::vector<results::TrialRecord> run_case(const CaseInput& in,
   const Sample sample =
       suite.make_sample(in.c.context_len, in.c.sample, in.plan.seed, in.models.suite_context(), sp);
   id.sample_id = sample.id;
+  if (const auto t = sample.meta.find("task"); t != sample.meta.end() && t->is_string())
+    id.sample_task = t->get<std::string>();
   id.sample_hash = sha256_text(
       nlohmann::json{{"prompt", sample.prompt}, {"reference", sample.reference}}.dump());
   const Request req = make_request(in, sample);

@@ -65,12 +65,15 @@ nlohmann::json suite_declaration(const Plan& plan) {
                        {"higher_is_better", m.higher_is_better},
                        {"aggregation", aggregation_name(m.aggregation)},
                        {"help", m.help}});
-  return {{"name", s.name()},
-          {"version", s.version()},
-          {"params", plan.suite.params},
-          {"samples", plan.suite.samples},
-          {"reference", {{"method", plan.reference.method}, {"params", plan.reference.params}}},
-          {"metrics", metrics}};
+  nlohmann::json out = {
+      {"name", s.name()},
+      {"version", s.version()},
+      {"params", plan.suite.params},
+      {"samples", plan.suite.samples},
+      {"reference", {{"method", plan.reference.method}, {"params", plan.reference.params}}},
+      {"metrics", metrics}};
+  if (const auto summary = s.task_summary()) out["task_summary"] = to_json(*summary);
+  return out;
 }
 
 results::RunInfo make_run_info(const Plan& plan, const RunOptions& opt, size_t n_cases,

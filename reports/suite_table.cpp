@@ -1,12 +1,14 @@
 // The `suite` table: every suite's metrics aggregated per (suite, method, params, KV type, target,
-// context) as each metric's declaration in the run's suite record says (mean, sum, min or max over
-// samples, with its direction in the header). Reads the store only: a new suite appears here with
-// no report code.
+// context) and, for multi-task suites, per task, as each metric's declaration in the run's suite
+// record says (mean, sum, min or max over samples, with its direction in the header); then the
+// suite's official summary rows (task_summary.h) when its record declares one. Reads the store
+// only: a new suite appears here with no report code.
 #include <cmath>
 #include <map>
 #include <set>
 
 #include "reports/tables.h"
+#include "reports/task_summary.h"
 
 namespace accel::reports {
 
@@ -17,13 +19,22 @@ struct MetricDecl {
   std::string aggregation = "mean";
 };
 
-// Declarations of every metric named in the runs' suite records (later runs win).
-std::map<std::string, MetricDecl> declared_metrics(const results::ResultStore& store) {
-  std::map<std::string, MetricDecl> out;
-  for (const auto& run : store.runs())
+// What the runs' suite records declare (later runs win): every metric, and each suite's summary.
+struct Declarations {
+  std::map<std::string, MetricDecl> metrics;
+  std::map<std::string, TaskSummaryDecl> summaries;  // by suite name
+};
+
+Declarations declarations(const results::ResultStore& store) {
+  Declarations out;
+  for (const auto& run : store.runs()) {
     for (const auto& m : run.suite.value("metrics", nlohmann::json::array()))
-      out[m.value("name", "")] = {m.value("higher_is_better", true),
-                                  m.value("aggregation", "mean")};
+      out.metrics[m.value("name", "")] = {m.value("higher_is_better", true),
+                                          m.value("aggregation", "mean")};
+    if (run.suite.contains("task_summary"))
+      out.summaries[run.suite.value("name", "")] =
+          parse_task_summary(run.suite["task_summary"], "run " + run.run_id + " suite record");
+  }
   return out;
 }
 
@@ -35,67 +46,231 @@ double aggregate(const std::vector<double>& v, const std::string& how) {
   return how == "mean" ? acc / double(v.size()) : acc;
 }
 
-using RowKey = std::tuple<std::string, std::string, std::string, std::string, std::string, int64_t>;
+// One configuration at one length: (suite name, suite label, method, params, KV, target, context).
+using GroupKey = std::tuple<std::string, std::string, std::string, std::string, std::string,
+                            std::string, int64_t>;
+using SampleScores = std::map<std::string, std::map<std::string, double>>;  // metric, sample
+using TaskScores = std::map<std::string, SampleScores>;                     // task
+
+Cell number_cell(double x) {
+  return std::isnan(x) ? Cell("—", nullptr) : Cell(format_number(x), x);
+}
+
+// Tasks in the suite's declared order, then any others by name ("" first).
+std::vector<std::string> ordered_tasks(const TaskScores& tasks, const TaskSummaryDecl* d) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  if (tasks.count("")) out.push_back(""), seen.insert("");
+  if (d)
+    for (const auto& t : d->tasks)
+      if (tasks.count(t)) out.push_back(t), seen.insert(t);
+  for (const auto& [t, _] : tasks)
+    if (!seen.count(t)) out.push_back(t);
+  return out;
+}
+
+class SuiteTableBuilder {
+ public:
+  SuiteTableBuilder(Declarations decls, bool task_column, bool score_column)
+      : decls_(std::move(decls)), task_column_(task_column), score_column_(score_column) {}
+
+  void set_metrics(std::set<std::string> metrics) { metrics_ = std::move(metrics); }
+
+  Table build(const std::map<GroupKey, TaskScores>& groups) {
+    Table tab;
+    tab.title = "Suite metrics, aggregated over samples as each metric declares";
+    tab.columns = {{"suite", "Suite", Align::Left},   {"method", "Method", Align::Left},
+                   {"params", "Params", Align::Left}, {"kv_dtype", "KV", Align::Left},
+                   {"target", "Target", Align::Left}, {"context_len", "Context", Align::Right}};
+    if (task_column_) tab.columns.push_back({"task", "Task", Align::Left});
+    for (const auto& m : metrics_) {
+      const auto it = decls_.metrics.find(m);
+      const MetricDecl d = it == decls_.metrics.end() ? MetricDecl{} : it->second;
+      tab.columns.push_back(
+          {m, m + " (" + d.aggregation + (d.higher_is_better ? ", ↑)" : ", ↓)"), Align::Right});
+    }
+    if (score_column_) tab.columns.push_back({"task_score", "Task score", Align::Right});
+    tab.columns.push_back({"samples", "Samples", Align::Right});
+
+    // Per configuration (the key without context): the overall score at each length.
+    std::map<GroupKey, std::map<int64_t, std::pair<double, size_t>>> by_length;
+    for (const auto& [k, tasks] : groups) {
+      const TaskSummaryDecl* d = summary_of(std::get<0>(k));
+      std::map<std::string, double> task_scores;
+      std::map<std::string, size_t> task_samples;
+      for (const auto& task : ordered_tasks(tasks, d)) {
+        const SampleScores& s = tasks.at(task);
+        double score = NAN;
+        if (d && !task.empty()) {
+          score = task_score(s, *d, task);
+          if (!std::isnan(score)) task_scores[task] = score;
+        }
+        task_samples[task] = sample_count(s);
+        tab.rows.push_back(task_row(k, task, s, score));
+      }
+      if (!d || task_scores.empty()) continue;
+      const GroupScore all = group_mean(task_scores, d->tasks);
+      add_summary_row(tab, k, d->overall, all, task_samples, d->tasks);
+      for (const auto& [label, members] : d->groups)
+        if (const GroupScore g = group_mean(task_scores, members); g.present)
+          add_summary_row(tab, k, label, g, task_samples, members);
+      if (d->length_weighted && all.present) {
+        GroupKey config = k;
+        std::get<6>(config) = 0;
+        by_length[config][std::get<6>(k)] = {all.mean, all.present};
+      }
+    }
+    add_length_rows(tab, by_length);
+    footnotes(tab, groups.empty());
+    return tab;
+  }
+
+ private:
+  const TaskSummaryDecl* summary_of(const std::string& suite) const {
+    const auto it = decls_.summaries.find(suite);
+    return it == decls_.summaries.end() ? nullptr : &it->second;
+  }
+
+  static size_t sample_count(const SampleScores& s) {
+    size_t n = 0;
+    for (const auto& [m, v] : s) n = std::max(n, v.size());
+    return n;
+  }
+
+  // The reference's task score: the mean of the task metric over the task's samples, rounded.
+  static double task_score(const SampleScores& s, const TaskSummaryDecl& d,
+                           const std::string& task) {
+    const auto it = s.find(d.metric_for(task));
+    if (it == s.end() || it->second.empty()) return NAN;
+    std::vector<double> v;
+    for (const auto& [sample, x] : it->second) v.push_back(x);
+    return round_like_python(aggregate(v, "mean"), d.round_decimals);
+  }
+
+  std::vector<Cell> key_cells(const GroupKey& k, Cell context, const std::string& task) const {
+    std::vector<Cell> row = {Cell(std::get<1>(k)), Cell(std::get<2>(k)), Cell(std::get<3>(k)),
+                             Cell(std::get<4>(k)), Cell(std::get<5>(k)), std::move(context)};
+    if (task_column_) row.push_back(Cell(task));
+    return row;
+  }
+
+  static Cell context_cell(const GroupKey& k) {
+    return Cell(std::to_string(std::get<6>(k)), std::get<6>(k));
+  }
+
+  std::vector<Cell> task_row(const GroupKey& k, const std::string& task, const SampleScores& s,
+                             double score) const {
+    std::vector<Cell> row = key_cells(k, context_cell(k), task);
+    for (const auto& m : metrics_) {
+      const auto it = s.find(m);
+      std::vector<double> v;
+      if (it != s.end())
+        for (const auto& [sample, x] : it->second) v.push_back(x);
+      const auto d = decls_.metrics.find(m);
+      row.push_back(
+          number_cell(aggregate(v, d == decls_.metrics.end() ? "mean" : d->second.aggregation)));
+    }
+    if (score_column_) row.push_back(number_cell(score));
+    const size_t n = sample_count(s);
+    row.push_back(Cell(std::to_string(n), n));
+    return row;
+  }
+
+  // A mean over tasks: metric cells empty, the task score column holds the mean.
+  void add_summary_row(Table& tab, const GroupKey& k, const std::string& label, const GroupScore& g,
+                       const std::map<std::string, size_t>& samples,
+                       const std::vector<std::string>& members) const {
+    size_t n = 0;
+    for (const auto& m : members)
+      if (const auto it = samples.find(m); it != samples.end()) n += it->second;
+    std::vector<Cell> row = key_cells(
+        k, context_cell(k),
+        "= " + label + " (" + std::to_string(g.present) + "/" + std::to_string(g.of) + " tasks)");
+    for (size_t i = 0; i < metrics_.size(); ++i) row.push_back(Cell("", nullptr));
+    row.push_back(number_cell(g.mean));
+    row.push_back(Cell(std::to_string(n), n));
+    tab.rows.push_back(std::move(row));
+  }
+
+  void add_length_rows(
+      Table& tab,
+      const std::map<GroupKey, std::map<int64_t, std::pair<double, size_t>>>& by_length) const {
+    for (const auto& [config, lengths] : by_length) {
+      if (lengths.size() < 2) continue;
+      std::map<int64_t, double> scores;
+      std::string tasks;
+      for (const auto& [len, v] : lengths) {
+        scores[len] = v.first;
+        tasks += (tasks.empty() ? "" : ", ") + std::to_string(v.second);
+      }
+      const LengthAverages a = length_averages(scores);
+      const std::string label =
+          "= " + summary_of(std::get<0>(config))->overall + " (tasks per length: " + tasks + ")";
+      for (const auto& [name, value] :
+           {std::pair{"Avg", a.avg}, {"wAvg (inc)", a.wavg_inc}, {"wAvg (dec)", a.wavg_dec}}) {
+        std::vector<Cell> row = key_cells(config, Cell(name, name), label);
+        for (size_t i = 0; i < metrics_.size(); ++i) row.push_back(Cell("", nullptr));
+        row.push_back(number_cell(value));
+        row.push_back(Cell("", nullptr));
+        tab.rows.push_back(std::move(row));
+      }
+    }
+  }
+
+  void footnotes(Table& tab, bool empty) const {
+    tab.footnotes.push_back(
+        "Each metric's aggregation over samples and its direction (↑ higher is better, ↓ lower) "
+        "come from the suite's declaration stored with its run; trials that fell back are left "
+        "out. Params: only those that vary within the method in this selection.");
+    if (score_column_)
+      tab.footnotes.push_back(
+          "Task score: the suite's official per-task score (the mean of its task metric over the "
+          "task's samples, rounded as the reference rounds it); rows \"= …\" are the reference's "
+          "means of task scores (RULER: the average over tasks per length, and Avg / wAvg (inc) "
+          "/ wAvg (dec) over lengths with weights 1..n / n..1 by increasing length; LongBench: "
+          "per category, per language and overall). \"k/N tasks\": a mean over the k tasks "
+          "present of the N the suite defines — only k = N is the published summary.");
+    if (empty) tab.footnotes.push_back("No scored trials in this selection.");
+  }
+
+  Declarations decls_;
+  bool task_column_, score_column_;
+  std::set<std::string> metrics_;
+};
 
 }  // namespace
 
 Table suite_table(const results::ResultStore& store, const ReportOptions& opt) {
   results::TrialFilter f;
   f.where = opt.where;
-  const auto decls = declared_metrics(store);
-  // Scores are per case, repeated on each trial: one value per (row, sample).
-  std::map<RowKey, std::map<std::string, std::map<std::string, double>>> rows;  // metric, sample
+  Declarations decls = declarations(store);
+  // Scores are per case, repeated on each trial: one value per (group, task, metric, sample).
+  std::map<GroupKey, TaskScores> groups;
   std::set<std::string> metrics;
-  for (const auto& t : store.trials(f)) {
+  bool any_task = false, any_summary = false;
+  const auto trials = store.trials(f);
+  const auto varying = varying_params_by_method(trials);
+  for (const auto& t : trials) {
     if (t.scores.empty() || fell_back(t)) continue;
-    const RowKey k{t.workload + " v" + t.workload_version,
-                   t.method,
-                   params_label(t.params),
-                   t.kv_dtype.empty() ? "f32" : t.kv_dtype,
-                   model_label(t.target),
-                   t.context_len};
+    const auto vary = varying.find(t.method);
+    const bool label = vary != varying.end() && !vary->second.empty();
+    const GroupKey k{t.workload,
+                     t.workload + " v" + t.workload_version,
+                     t.method,
+                     label ? params_label(t.params, vary->second) : "",
+                     t.kv_dtype.empty() ? "f32" : t.kv_dtype,
+                     model_label(t.target),
+                     t.context_len};
+    any_task |= !t.sample_task.empty();
+    any_summary |= !t.sample_task.empty() && decls.summaries.count(t.workload);
     for (const auto& [name, v] : t.scores) {
-      rows[k][name][t.sample_id] = v;
+      groups[k][t.sample_task][name][t.sample_id] = v;
       metrics.insert(name);
     }
   }
-  Table tab;
-  tab.title = "Suite metrics, aggregated over samples as each metric declares";
-  tab.columns = {{"suite", "Suite", Align::Left},   {"method", "Method", Align::Left},
-                 {"params", "Params", Align::Left}, {"kv_dtype", "KV", Align::Left},
-                 {"target", "Target", Align::Left}, {"context_len", "Context", Align::Right}};
-  for (const auto& m : metrics) {
-    const auto it = decls.find(m);
-    const MetricDecl d = it == decls.end() ? MetricDecl{} : it->second;
-    tab.columns.push_back(
-        {m, m + " (" + d.aggregation + (d.higher_is_better ? ", ↑)" : ", ↓)"), Align::Right});
-  }
-  tab.columns.push_back({"samples", "Samples", Align::Right});
-  for (const auto& [k, by_metric] : rows) {
-    std::vector<Cell> row = {
-        Cell(std::get<0>(k)), Cell(std::get<1>(k)),
-        Cell(std::get<2>(k)), Cell(std::get<3>(k)),
-        Cell(std::get<4>(k)), Cell(std::to_string(std::get<5>(k)), std::get<5>(k))};
-    size_t samples = 0;
-    for (const auto& m : metrics) {
-      const auto it = by_metric.find(m);
-      std::vector<double> v;
-      if (it != by_metric.end())
-        for (const auto& [s, x] : it->second) v.push_back(x);
-      samples = std::max(samples, v.size());
-      const auto d = decls.find(m);
-      const double a = aggregate(v, d == decls.end() ? "mean" : d->second.aggregation);
-      row.push_back(std::isnan(a) ? Cell("—", nullptr) : Cell(format_number(a), a));
-    }
-    row.push_back(Cell(std::to_string(samples), samples));
-    tab.rows.push_back(std::move(row));
-  }
-  tab.footnotes.push_back(
-      "Each metric's aggregation over samples and its direction (↑ higher is better, ↓ lower) "
-      "come from the suite's declaration stored with its run; trials that fell back are left "
-      "out.");
-  if (rows.empty()) tab.footnotes.push_back("No scored trials in this selection.");
-  return tab;
+  SuiteTableBuilder b(std::move(decls), any_task, any_summary);
+  b.set_metrics(std::move(metrics));
+  return b.build(groups);
 }
 
 }  // namespace accel::reports

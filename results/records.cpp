@@ -224,6 +224,7 @@ const std::vector<Field<TrialRecord>>& trial_fields() {
              opt_real("loadavg_1m", &R::loadavg_1m),
              opt_text("prediction", &R::prediction),
              json("sample_reference", &R::sample_reference),
+             text("sample_task", &R::sample_task),
          })
       v.push_back(std::move(m));
     return v;

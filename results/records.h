@@ -69,6 +69,9 @@ struct TrialRecord {
   std::string workload;          // the suite's name
   std::string workload_version;  // schema v2: suite version (STYLE.md item 10)
   std::string sample_id;
+  // Schema v6: the sample's task within a multi-task suite (RULER's "niah_single_2", LongBench's
+  // "hotpotqa", the probes' "uuid"; the suite's sample meta "task"), "" for single-task suites.
+  std::string sample_task;
   // Schema v4: sha256 of the sample's prompt ids and reference, so two runs can prove they saw
   // the same data; the target KV cache type; every input by role {role: {path, sha256}}; the
   // method scores were compared against (null when the suite needs none); and how busy the rest

@@ -104,6 +104,20 @@ ALTER TABLE trials ADD COLUMN prediction TEXT;
 ALTER TABLE trials ADD COLUMN sample_reference TEXT NOT NULL DEFAULT 'null';
 PRAGMA user_version = 5;
 )sql"},
+      // Rows written before v6 get the task their suite's sample ids encode: RULER and probes
+      // ids are "<task>-<n>" (task names use underscores only), LongBench ids "<task>/<n>" or
+      // "<task>_e/<n>" for LongBench-E (whose task is the same dataset).
+      {6, "the sample's task within its suite, for per-task and official summary reports",
+       R"sql(
+ALTER TABLE trials ADD COLUMN sample_task TEXT NOT NULL DEFAULT '';
+UPDATE trials SET sample_task = substr(sample_id, 1, instr(sample_id, '-') - 1)
+  WHERE workload IN ('ruler', 'probes') AND instr(sample_id, '-') > 1;
+UPDATE trials SET sample_task = substr(sample_id, 1, instr(sample_id, '/') - 1)
+  WHERE workload = 'longbench' AND instr(sample_id, '/') > 1;
+UPDATE trials SET sample_task = substr(sample_task, 1, length(sample_task) - 2)
+  WHERE workload = 'longbench' AND sample_task LIKE '%\_e' ESCAPE '\';
+PRAGMA user_version = 6;
+)sql"},
   };
   return m;
 }

@@ -168,6 +168,25 @@ std::vector<MetricSpec> LongBenchSuite::metrics() const {
   return out;
 }
 
+std::optional<TaskSummary> LongBenchSuite::task_summary() const {
+  TaskSummary t;
+  t.task_metric = "longbench.{task}";
+  t.overall = "LongBench average over tasks";
+  auto add_to = [&t](const std::string& label, const std::string& task) {
+    auto it = std::find_if(t.groups.begin(), t.groups.end(),
+                           [&](const auto& g) { return g.first == label; });
+    if (it == t.groups.end()) it = t.groups.insert(t.groups.end(), {label, {}});
+    it->second.push_back(task);
+  };
+  for (const TaskInfo& task : longbench::all_tasks()) {
+    t.tasks.emplace_back(task.name);
+    add_to(std::string(task.category), std::string(task.name));
+  }
+  for (const TaskInfo& task : longbench::all_tasks())
+    add_to("language " + std::string(task.language), std::string(task.name));
+  return t;
+}
+
 Sample LongBenchSuite::make_sample(int context_len, int index, uint64_t /*seed*/,
                                    const SuiteContext& ctx, const nlohmann::json& params) const {
   if (!ctx.tokenizer)

@@ -33,6 +33,9 @@ class LongBenchSuite : public Suite {
   std::string summary() const override;
   std::vector<ParamSpec> params() const override;
   std::vector<MetricSpec> metrics() const override;
+  // Task score = round(mean longbench.<task>, 2) as eval.py; the README's category means (and
+  // per-language means) average task scores; the overall mean averages every task.
+  std::optional<TaskSummary> task_summary() const override;
   Sample make_sample(int context_len, int index, uint64_t seed, const SuiteContext& ctx,
                      const nlohmann::json& params) const override;
   // Decodes the generation with the model's tokenizer (ctx.tokenizer) as prediction_text() says,

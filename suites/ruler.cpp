@@ -107,6 +107,15 @@ std::vector<MetricSpec> RulerSuite::metrics() const {
            "1 when the post-processed prediction is empty (RULER's Nulls)"}};
 }
 
+std::optional<TaskSummary> RulerSuite::task_summary() const {
+  TaskSummary t;
+  t.task_metric = "ruler.score";
+  for (const auto& task : ruler::ruler_tasks()) t.tasks.emplace_back(task.name);
+  t.overall = "RULER average over tasks";
+  t.length_weighted = true;
+  return t;
+}
+
 Sample RulerSuite::make_sample(int context_len, int index, uint64_t seed, const SuiteContext& ctx,
                                const nlohmann::json& params) const {
   if (index < 0) throw std::invalid_argument("suite 'ruler': negative sample index");

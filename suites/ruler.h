@@ -28,6 +28,9 @@ class RulerSuite : public Suite {
   std::string summary() const override;
   std::vector<ParamSpec> params() const override;
   std::vector<MetricSpec> metrics() const override;
+  // RULER's summary: task score = round(mean ruler.score, 2); the paper's per-length score is the
+  // mean of the 13 task scores; Avg and wAvg (inc/dec) over lengths as RULER's README.
+  std::optional<TaskSummary> task_summary() const override;
   Sample make_sample(int context_len, int index, uint64_t seed, const SuiteContext& ctx,
                      const nlohmann::json& params) const override;
   // Decodes the generation with the model's tokenizer (ctx.tokenizer, the one the sample was made

@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/chat_template.h"
@@ -24,6 +26,23 @@ struct MetricSpec {
   Aggregation aggregation = Aggregation::Mean;
   std::string help;
 };
+
+// How a multi-task suite's reference combines per-sample scores into its headline numbers, stored
+// with the run so reports apply it without the suite's code. A task's score is the mean of
+// `task_metric` over the task's samples (the trial's sample_task), rounded to `round_decimals` as
+// the reference rounds it; `overall` is the mean of the task scores; each group is the mean of
+// its member tasks' scores; with `length_weighted`, the overall score is also averaged over
+// context lengths plainly and with linearly increasing and decreasing weights (RULER's Avg,
+// wAvg (inc), wAvg (dec)).
+struct TaskSummary {
+  std::string task_metric;  // "{task}" is replaced by the task's name, e.g. "longbench.{task}"
+  int round_decimals = 2;   // -1: no rounding
+  std::vector<std::string> tasks;  // every task of the full suite, in the reference's order
+  std::string overall;             // label of the mean over tasks, e.g. "RULER average"
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // label, member tasks
+  bool length_weighted = false;
+};
+nlohmann::json to_json(const TaskSummary& t);
 
 // What a suite may know of the evaluated model.
 struct SuiteContext {
@@ -79,6 +98,8 @@ class Suite {
   virtual Sample make_sample(int context_len, int index, uint64_t seed, const SuiteContext& ctx,
                              const nlohmann::json& params) const = 0;
   virtual ReferenceNeed reference_need(const nlohmann::json& /*params*/) const { return {}; }
+  // The official summary over tasks; null for suites without one.
+  virtual std::optional<TaskSummary> task_summary() const { return std::nullopt; }
   // Scores one generation; `reference` is non-null exactly when reference_need() is not None and
   // the scored method is not the reference itself. With the Forced* kinds, `out` holds the
   // method's teacher-forced logits. `ctx` is the context make_sample() was given

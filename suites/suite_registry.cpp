@@ -39,6 +39,18 @@ nlohmann::json resolve_suite_params(const Suite& s, const nlohmann::json& given)
   return resolve_param_specs("suite '" + s.name() + "'", s.params(), given);
 }
 
+nlohmann::json to_json(const TaskSummary& t) {
+  nlohmann::json groups = nlohmann::json::array();
+  for (const auto& [label, tasks] : t.groups)
+    groups.push_back({{"label", label}, {"tasks", tasks}});
+  return {{"task_metric", t.task_metric},
+          {"round_decimals", t.round_decimals},
+          {"tasks", t.tasks},
+          {"overall", t.overall},
+          {"groups", groups},
+          {"length_weighted", t.length_weighted}};
+}
+
 std::string aggregation_name(Aggregation a) {
   switch (a) {
     case Aggregation::Mean:

@@ -178,6 +178,50 @@ VALUES ('k1', 0, 'r3', 'specprefill', '{"keep":0.2}', '/m/t.gguf', 'sha', 'llama
   EXPECT_EQ(table_columns(s.db(), "file_digests").size(), 5u);
 }
 
+// v5 rows get the task their suite's sample ids encode (RULER and probes "<task>-<n>", LongBench
+// "<task>/<n>" and LongBench-E "<task>_e/<n>"); other suites' rows keep "".
+TEST(ResultStore, MigratesFromV5FillingSampleTasksFromSampleIds) {
+  TempDir dir;
+  const std::string path = dir.file("v5.sqlite");
+  {
+    sqlite::Database db(path, sqlite::Database::Mode::ReadWriteCreate);
+    db.exec(schema_v1_ddl());
+    for (const auto& m : migrations())
+      if (m.to_version <= 5) db.exec(m.sql);
+    db.exec(R"sql(
+INSERT INTO runs (run_id, started_at, git_commit, git_dirty, build_type, compiler, cpu_model,
+  cpu_flags, threads, seeds, plan, config, hostname, accelbench_version)
+VALUES ('r5', '2025-01-01T00:00:00.000Z', 'abc', 0, 'Release', 'g++', 'cpu', 'avx2', 2, '{}',
+  '{}', '{}', 'host', '0.1.0');
+)sql");
+    int i = 0;
+    for (const auto& [workload, sample] :
+         std::vector<std::pair<std::string, std::string>>{{"ruler", "niah_single_2-17"},
+                                                          {"probes", "uuid-d10-0"},
+                                                          {"longbench", "hotpotqa/3"},
+                                                          {"longbench", "hotpotqa_e/4"},
+                                                          {"niah", "depth50-0"}}) {
+      auto st = db.prepare(R"sql(
+INSERT INTO trials (case_key, trial_index, run_id, method, params, target_path, target_sha256,
+  target_arch, target_n_params, context_len, workload, sample_id, phases, decode_tokens,
+  prompt_tokens, kept_tokens, peak_rss_bytes, kv_bytes, output_tokens, scores, stats,
+  recorded_at)
+VALUES (?, 0, 'r5', 'baseline', '{}', '/m', 'sha', 'llama', 1, 1024, ?, ?, '{}', 0, 0, 0, 0, 0,
+  '[]', '{}', '{}', '2025-01-01T00:00:01.000Z');
+)sql");
+      st.bind(1, "k" + std::to_string(i++));
+      st.bind(2, workload);
+      st.bind(3, sample);
+      st.step();
+    }
+  }
+  auto s = ResultStore::open(path);
+  ASSERT_EQ(s.schema_version(), kSchemaVersion);
+  std::vector<std::string> tasks;
+  for (const auto& t : s.trials()) tasks.push_back(t.sample_task);
+  EXPECT_EQ(tasks, (std::vector<std::string>{"niah_single_2", "uuid", "hotpotqa", "hotpotqa", ""}));
+}
+
 // The digest cache answers only while path, size, mtime and inode all match.
 TEST(ResultStore, DigestCacheMatchesWholeIdentity) {
   TempDir dir;
