@@ -74,7 +74,10 @@ const std::string& LoadedModelSet::digest(const std::string& role) const {
 results::ModelRef LoadedModelSet::ref(const std::string& role) {
   const Model& m = model(role);
   nlohmann::json cfg = config_json(m.config());
-  if (auto fam = m.file().get_string_opt("accelbench.family")) cfg["synthetic_family"] = *fam;
+  // Files trained here (models/training/gguf_export.py writes accelbench.training.*) belong to a
+  // family too but are not random-weight: reports must not label their scores meaningless.
+  if (auto fam = m.file().get_string_opt("accelbench.family"))
+    cfg[m.file().has("accelbench.training.step") ? "trained_family" : "synthetic_family"] = *fam;
   return {m.path(), digest(role), m.config().arch_name, int64_t(m.n_params()), cfg};
 }
 

@@ -23,10 +23,12 @@ using results::TrialRecord;
 std::string model_label(const results::ModelRef& m) {
   if (m.path.empty()) return m.sha256.substr(0, 12);
   const std::string stem = std::filesystem::path(m.path).stem().string();
-  // Synthetic families all name their members target/draft: the family tells them apart.
-  if (m.config.is_object() && m.config.contains("synthetic_family") &&
-      m.config["synthetic_family"].is_string())
-    return m.config["synthetic_family"].get<std::string>() + "/" + stem;
+  // Families (random-weight or trained here) all name their members target/draft: the family
+  // tells them apart.
+  if (m.config.is_object())
+    for (const char* key : {"synthetic_family", "trained_family"})
+      if (m.config.contains(key) && m.config[key].is_string())
+        return m.config[key].get<std::string>() + "/" + stem;
   return stem;
 }
 

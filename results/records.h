@@ -21,8 +21,9 @@ struct ModelRef {
   int64_t n_params = 0;
   // Schema v3: hyper-parameters as the engine read them (n_layer, n_embd, n_head, n_head_kv,
   // head_dim, n_ff, n_vocab, n_expert, n_expert_used, n_ff_expert) and, for synthetic models, the
-  // family name ("synthetic_family"), so reports can compute analytic FLOPs and label random-weight
-  // models without opening the file. {} for rows written before v3.
+  // family name ("synthetic_family"; "trained_family" for a family trained here, e.g. capable), so
+  // reports can compute analytic FLOPs and label random-weight models without opening the file.
+  // {} for rows written before v3; rows written before this distinction call capable synthetic.
   nlohmann::json config = nlohmann::json::object();
   bool operator==(const ModelRef&) const = default;
 };

@@ -47,6 +47,24 @@ std::string chat_prompt_template(const SuiteContext& ctx) {
          "Here is the most relevant sentence in the context:";
 }
 
+size_t occurrences(std::string_view s, std::string_view what) {
+  size_t n = 0;
+  for (size_t at = s.find(what); at != std::string_view::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The plain prompt: the plan's prompt_template when given (checked to hold each placeholder
+// exactly once), else gkamradt's.
+std::string plain_template(const std::string& t) {
+  if (t.empty()) return std::string(kTemplate);
+  for (const char* p : {"{context}", "{retrieval_question}"})
+    if (occurrences(t, p) != 1)
+      throw std::invalid_argument(kWho + ": prompt_template must contain " + p +
+                                  " exactly once (it has " + std::to_string(occurrences(t, p)) +
+                                  ")");
+  return t;
+}
+
 std::string replace_all(std::string s, std::string_view from, const std::string& to) {
   for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
     s.replace(at, from.size(), to);
@@ -100,6 +118,10 @@ std::vector<ParamSpec> NiahSuite::params() const {
       text("answer", kAnswer,
            "the needle's value: the generation scores 100 when it contains this text "
            "(case-insensitive); must occur in the needle"),
+      text("prompt_template", "",
+           "the plain prompt around the haystack, with {context} and {retrieval_question} once "
+           "each; empty: gkamradt's Anthropic_prompt.txt. E.g. RULER's niah wording for a model "
+           "trained on it (plans/capable_niah_grid.json). Not allowed with model_template gguf"),
       {"model_template",
        ParamSpec::Kind::Choice,
        "plain",
@@ -145,7 +167,11 @@ Sample NiahSuite::make_sample(int context_len, int index, uint64_t seed, const S
   const int rep = index / depths;
   const size_t start = niah::haystack_start(essays->text, seed, rep);
   const bool chat = params.at("model_template").get<std::string>() == "gguf";
-  const std::string tmpl = chat ? chat_prompt_template(ctx) : std::string(kTemplate);
+  const std::string custom = params.at("prompt_template").get<std::string>();
+  if (chat && !custom.empty())
+    throw std::invalid_argument(kWho +
+                                ": prompt_template and model_template 'gguf' exclude each other");
+  const std::string tmpl = chat ? chat_prompt_template(ctx) : plain_template(custom);
   const size_t cut = tmpl.find("{context}");
   const std::string head(tmpl.substr(0, cut));
   const std::string tail = replace_all(tmpl.substr(cut + 9), "{retrieval_question}", question);

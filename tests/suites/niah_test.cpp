@@ -296,6 +296,33 @@ TEST_F(Niah, CustomNeedlesAndClearRefusals) {
   EXPECT_THROW(s.make_sample(1024, 0, 0, no_tok, params()), std::invalid_argument);
 }
 
+// A plan's prompt_template replaces gkamradt's wording around the same haystack and needle; a
+// template missing or repeating a placeholder, or combined with the chat template, is refused.
+TEST_F(Niah, PromptTemplateWrapsTheHaystackAndBadTemplatesAreRefusedNamingTheParameter) {
+  const std::string tmpl = "Memorize this.\n{context}\n{retrieval_question} The answer is";
+  const Sample sm = s.make_sample(1024, 5, 0, ctx, params({{"prompt_template", tmpl}}));
+  EXPECT_EQ(sm.prompt.size() + 50, 1024u);
+  const std::string t = text(std::span(sm.prompt).subspan(1));
+  EXPECT_EQ(t.rfind("Memorize this.\n", 0), 0u) << t.substr(0, 80);
+  const std::string tail = "\nWhat is the best thing to do in San Francisco? The answer is";
+  ASSERT_GE(t.size(), tail.size());
+  EXPECT_EQ(t.substr(t.size() - tail.size()), tail);
+  EXPECT_NE(t.find("eat a sandwich and sit in Dolores Park"), std::string::npos);
+  EXPECT_EQ(t.find("Don't give"), std::string::npos);
+
+  EXPECT_NE(error_of(1024, 0, params({{"prompt_template", "no context {retrieval_question}"}}))
+                .find("prompt_template must contain {context} exactly once (it has 0)"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of(1024, 0,
+               params({{"prompt_template", "{context} {retrieval_question} {retrieval_question}"}}))
+          .find("{retrieval_question} exactly once (it has 2)"),
+      std::string::npos);
+  EXPECT_NE(error_of(1024, 0, params({{"prompt_template", tmpl}, {"model_template", "gguf"}}))
+                .find("exclude each other"),
+            std::string::npos);
+}
+
 TEST_F(Niah, GgufTemplatePutsKamradtsPromptInTheModelsChatTurns) {
   const ChatTemplate chatml = ChatTemplate::recognise(
       "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
