@@ -4,8 +4,9 @@
 // (ARCHITECTURE.md invariant 1), so it must never split K across threads or use a different
 // arithmetic sequence for edge tiles.
 //
-// Why hand-written intrinsics: speed, and a reduction order fixed by the code. Every output
-// Y[m][n] lives in one register lane and is computed as
+// Why hand-written intrinsics: speed, and a reduction order fixed by the code. k-quant weights take
+// their own integer-dot path (gemm_kquant_part; per-output arithmetic in kquant_panel.h), again
+// the same for every M. Every other output Y[m][n] lives in one register lane and is computed as
 //   acc = 0;  for k = 0..K-1: acc = fma(x[m][k], w[n][k], acc);  Y = acc (+ bias[n], one add)
 // with w[n][k] the exact float value dequantize_row() gives. K-blocking stores the partial sum to
 // Y and reloads it (exact), so blocking does not change the sequence. Lanes never interact, so
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "kernels/fp16.h"
+#include "kernels/kquant.h"
 #include "kernels/kquant_panel.h"
 #include "kernels/quant.h"
 #include "kernels/simd.h"
@@ -179,29 +181,6 @@ void ukernel(size_t kc, const float* __restrict a, const uint8_t* __restrict pan
           fma_row<R>(acc, a + (kb * 32 + half * 16 + k) * kMR, bv);
         }
     }
-  } else {
-    // k-quants, decoded by kquant_panel.h's SubDecoder, the routine that also fills the scratch
-    // (dequant_slice). With 1-2 rows (decode) each K row is decoded in registers right before its
-    // FMAs; with more, the accumulators leave no registers for the decoder's per-column scales,
-    // so each 32-row sub-block is decoded into an L1 buffer first. Same floats either way.
-    static_assert(kq::is_kquant(WT));
-    for (size_t sub = k0 / 32; sub < (k0 + kc) / 32; ++sub) {
-      const float* a0 = a + (sub - k0 / 32) * 32 * kMR;
-      if constexpr (R <= 2) {
-        const kq::SubDecoder<kNR, WT> dec(pan, sub);
-        for (int k = 0; k < 32; ++k) {
-          for (int j = 0; j < kNV; ++j) bv[j] = dec.row(k, j);
-          fma_row<R>(acc, a0 + k * kMR, bv);
-        }
-      } else {
-        alignas(64) float buf[32 * kNR];
-        kq::dequant_sub<kNR, WT>(pan, sub, buf);
-        for (int k = 0; k < 32; ++k) {
-          for (int j = 0; j < kNV; ++j) bv[j] = simd::load(buf + k * kNR + j * kW);
-          fma_row<R>(acc, a0 + k * kMR, bv);
-        }
-      }
-    }
   }
   if (t.bias) {
     for (int j = 0; j < kNV; ++j) {
@@ -238,13 +217,7 @@ const std::array<UKernel, kMR>& kernels_for(DType t) {
       return kKernels<DType::Q8_0>;
     case DType::Q4_0:
       return kKernels<DType::Q4_0>;
-    case DType::Q4_K:
-      return kKernels<DType::Q4_K>;
-    case DType::Q5_K:
-      return kKernels<DType::Q5_K>;
-    case DType::Q6_K:
-      return kKernels<DType::Q6_K>;
-    default:
+    default:  // F32, and the dequantized scratch; k-quants take gemm_kquant's path
       return kKernels<DType::F32>;
   }
 }
@@ -307,8 +280,7 @@ void dequant_slice(DType t, const uint8_t* pan, size_t k0, size_t kc, float* __r
     case DType::Q4_K:
     case DType::Q5_K:
     case DType::Q6_K:
-      for (size_t sub = k0 / 32; sub < (k0 + kc) / 32; ++sub)
-        kq::dequant_sub<kNR>(t, pan, sub, out + (sub - k0 / 32) * 32 * kNR);
+      assert(false && "k-quants never use the f32 scratch (gemm_kquant)");
       return;
   }
 }
@@ -460,6 +432,19 @@ PackedWeight PackedWeight::pack(DType t, const std::vector<RowSource>& parts, si
   return pw;
 }
 
+PackedWeight PackedWeight::pack_mixed(const std::vector<TypedRowSource>& parts, size_t cols) {
+  assert(!parts.empty());
+  PackedWeight pw;
+  pw.type_ = parts[0].type;
+  pw.cols_ = cols;
+  for (const TypedRowSource& p : parts) {
+    pw.segments_.push_back(pack(p.type, p.rows.data, p.rows.rows, cols));
+    pw.rows_ += p.rows.rows;
+    pw.bytes_ += pw.segments_.back().bytes();
+  }
+  return pw;
+}
+
 namespace {
 
 // The work split: items are (row block, panel group) pairs, handed to whichever thread asks next.
@@ -489,16 +474,132 @@ GemmSplit split_gemm(size_t M, size_t panels, int threads) {
   return s;
 }
 
+// ---------------------------------------------------------------------------------------------
+// k-quants: integer dot products on q8_K activations (kquant_panel.h's dot_tile), for every M.
+// ---------------------------------------------------------------------------------------------
+constexpr int kKR = simd::W == 16 ? 4 : 2;  // rows per tile: 5 vectors per row stay in registers
+
+// Every row of X quantized once per call (row by row, so a row's codes never depend on M).
+struct ActBuffer {
+  std::vector<int8_t> q;
+  std::vector<float> d;
+  std::vector<int32_t> sums16;
+  kq::ActRow row(size_t m, size_t K) const {
+    return {q.data() + m * K, d.data() + m * (K / kQK_K), sums16.data() + m * (K / 16)};
+  }
+};
+
+// R rows x NJ column vectors (from vector j0) of one panel; ncols valid columns from the first.
+template <DType T, int R, int NJ>
+void kquant_tile(const uint8_t* pan, size_t n_sb, int j0, const ActBuffer& acts, size_t row0,
+                 size_t K, float* y, size_t ldy, int ncols, const float* bias) {
+  kq::ActRow x[R];
+  for (int r = 0; r < R; ++r) x[r] = acts.row(row0 + size_t(r), K);
+  vf acc[NJ][R];
+  kq::dot_tile<kNR, T, R, NJ>(pan, n_sb, j0, x, acc);
+  for (int jj = 0; jj < NJ; ++jj) {
+    const int n = std::clamp(ncols - jj * kW, 0, kW);
+    if (n == 0) break;
+    const auto mask = simd::first(n);
+    float* yj = y + jj * kW;
+    if (bias) {
+      const float* bj = bias + jj * kW;
+      const vf b = n == kW ? simd::load(bj) : simd::load_n(bj, mask);
+      for (int r = 0; r < R; ++r) acc[jj][r] = simd::add(acc[jj][r], b);
+    }
+    for (int r = 0; r < R; ++r) {
+      if (n == kW)
+        simd::store(yj + size_t(r) * ldy, acc[jj][r]);
+      else
+        simd::store_n(yj + size_t(r) * ldy, acc[jj][r], mask);
+    }
+  }
+}
+
+using KTile = void (*)(const uint8_t*, size_t, int, const ActBuffer&, size_t, size_t, float*,
+                       size_t, int, const float*);
+
+template <DType T, int... Rs>
+constexpr std::array<KTile, kKR> make_ktable(std::integer_sequence<int, Rs...>) {
+  return {&kquant_tile<T, Rs + 1, 1>...};
+}
+template <DType T>
+constexpr auto kKTiles = make_ktable<T>(std::make_integer_sequence<int, kKR>{});
+
+const std::array<KTile, kKR>& ktiles_for(DType t) {
+  return t == DType::Q4_K   ? kKTiles<DType::Q4_K>
+         : t == DType::Q5_K ? kKTiles<DType::Q5_K>
+                            : kKTiles<DType::Q6_K>;
+}
+
+// One row against a whole panel (every vector per super-block): decode's streaming order.
+KTile kquant_row_panel(DType t) {
+  return t == DType::Q4_K   ? &kquant_tile<DType::Q4_K, 1, kNV>
+         : t == DType::Q5_K ? &kquant_tile<DType::Q5_K, 1, kNV>
+                            : &kquant_tile<DType::Q6_K, 1, kNV>;
+}
+
+// Rows [m0, m1) x panels [p0, p1): per panel, per column vector, every row tile over the whole K
+// (the vector's weights, ~2.4 KB per super-block-column-vector, stay in L1/L2 across row tiles).
+void gemm_kquant_part(const ActBuffer& acts, size_t m0, size_t m1, const PackedWeight& W, size_t p0,
+                      size_t p1, float* Y, size_t ldy, const float* bias) {
+  const size_t N = W.rows(), K = W.cols(), n_sb = K / kQK_K;
+  const auto& tiles = ktiles_for(W.type());
+  for (size_t p = p0; p < p1; ++p) {
+    const uint8_t* pan = W.storage()->panel(p);
+    if (m1 - m0 == 1) {  // decode: stream the panel once, all vectors per super-block
+      const size_t n0 = p * kNR;
+      kquant_row_panel(W.type())(pan, n_sb, 0, acts, m0, K, Y + m0 * ldy + n0, ldy,
+                                 int(std::min<size_t>(kNR, N - n0)), bias ? bias + n0 : nullptr);
+      continue;
+    }
+    for (int j = 0; j < kNV; ++j) {
+      const size_t n0 = p * kNR + size_t(j) * kW;
+      if (n0 >= N) break;
+      const int ncols = int(std::min<size_t>(kW, N - n0));
+      for (size_t i = m0; i < m1; i += kKR) {
+        const int rows = int(std::min<size_t>(kKR, m1 - i));
+        tiles[size_t(rows) - 1](pan, n_sb, j, acts, i, K, Y + i * ldy + n0, ldy, ncols,
+                                bias ? bias + n0 : nullptr);
+      }
+    }
+  }
+}
+
+void quantize_rows(const float* X, size_t M, size_t ldx, size_t K, ActBuffer& a) {
+  a.q.resize(M * K);
+  a.d.resize(M * (K / kQK_K));
+  a.sums16.resize(M * (K / 16));
+  const auto one = [&](size_t m, int) {
+    quantize_activations_q8_K(X + m * ldx, K, a.q.data() + m * K, a.d.data() + m * (K / kQK_K),
+                              a.sums16.data() + m * (K / 16));
+  };
+  if (M <= 2 * kMR) {
+    for (size_t m = 0; m < M; ++m) one(m, 0);
+  } else {
+    parallel_for(M, 8.0 * double(M) * double(K), one);
+  }
+}
+
 void run_gemm_items(const float* X, size_t M, size_t ldx, const PackedWeight& W, float* Y,
                     size_t ldy, const float* bias) {
   const size_t panels = (W.rows() + kNR - 1) / kNR;
   const GemmSplit s = split_gemm(M, panels, num_threads());
   const double flops = 2.0 * double(M) * double(W.rows()) * double(W.cols());
+  // The caller's buffer, named by a local reference: inside the workers' lambda the thread_local
+  // itself would name each worker's own (empty) instance.
+  static thread_local ActBuffer caller_acts;
+  ActBuffer& acts = caller_acts;
+  const bool kquant = kq::is_kquant(W.type());
+  if (kquant) quantize_rows(X, M, ldx, W.cols(), acts);
   parallel_for(s.items(), flops, [&](size_t item, int) {
     const size_t g = item / s.n_row_blocks, r = item % s.n_row_blocks;
     const size_t p0 = g * s.panels_per_item, p1 = std::min(panels, p0 + s.panels_per_item);
     const size_t m0 = r * s.rows_per_item, m1 = std::min(M, m0 + s.rows_per_item);
-    gemm_part(X, ldx, m0, m1, W, p0, p1, Y, ldy, bias);
+    if (kquant)
+      gemm_kquant_part(acts, m0, m1, W, p0, p1, Y, ldy, bias);
+    else
+      gemm_part(X, ldx, m0, m1, W, p0, p1, Y, ldy, bias);
   });
 }
 
@@ -508,6 +609,14 @@ void gemm(const float* X, size_t M, size_t ldx, const PackedWeight& W, float* Y,
           const float* bias) {
   const size_t N = W.rows(), K = W.cols();
   if (M == 0 || N == 0) return;
+  if (W.is_mixed()) {  // each part into its own columns: the outputs are the parts' own
+    size_t r0 = 0;
+    for (const PackedWeight& part : W.segments()) {
+      gemm(X, M, ldx, part, Y + r0, ldy, bias ? bias + r0 : nullptr);
+      r0 += part.rows();
+    }
+    return;
+  }
   if (K == 0) {  // empty sum: Y = 0 (+ bias)
     for (size_t m = 0; m < M; ++m)
       for (size_t n = 0; n < N; ++n) Y[m * ldy + n] = bias ? 0.f + bias[n] : 0.f;

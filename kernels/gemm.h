@@ -31,6 +31,16 @@ class PackedWeight {
     size_t rows;
   };
   static PackedWeight pack(DType t, const std::vector<RowSource>& parts, size_t cols);
+  // The same for parts of different types (e.g. Q and K in q4_K, V in q6_K): each part is packed
+  // in its own type and gemm() multiplies it into its own output columns, so every output is
+  // exactly what that part alone would give, at the part's own bytes. type() is the first part's.
+  struct TypedRowSource {
+    DType type;
+    RowSource rows;
+  };
+  static PackedWeight pack_mixed(const std::vector<TypedRowSource>& parts, size_t cols);
+  bool is_mixed() const { return !segments_.empty(); }
+  const std::vector<PackedWeight>& segments() const { return segments_; }  // mixed: in row order
 
   DType type() const { return type_; }
   size_t rows() const { return rows_; }
@@ -46,6 +56,7 @@ class PackedWeight {
   DType type_ = DType::F32;
   size_t rows_ = 0, cols_ = 0, bytes_ = 0;
   std::shared_ptr<const Storage> storage_;
+  std::vector<PackedWeight> segments_;
 };
 
 // Y[m][n] = sum_k X[m][k] * W[n][k] (+ bias[n] when bias != nullptr), for m < M, n < W.rows().

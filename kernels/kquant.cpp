@@ -1,6 +1,6 @@
-// k-quant block dequantization (ggml's reference formulas, same operations in the same order) and
-// our straightforward quantizer (see kquant.h). Must not change the dequantized values: the GEMM
-// panels (kquant_panel.h) reproduce them bit for bit and tests pin both to ggml's formulas.
+// k-quant block dequantization (ggml's reference formulas, same operations in the same order), our
+// straightforward quantizer, and the q8_K activation quantizer of the integer GEMM path (see
+// kquant.h). Must not change the dequantized values: tests pin them to ggml's formulas.
 #include "kernels/kquant.h"
 
 #include <algorithm>
@@ -190,6 +190,33 @@ void quantize_row_q6_K(const float* x, BlockQ6_K* y, size_t n) {
         y[i].qh[32 * h + l] =
             uint8_t((q1 >> 4) | ((q2 >> 4) << 2) | ((q3 >> 4) << 4) | ((q4 >> 4) << 6));
       }
+  }
+}
+
+void quantize_activations_q8_K(const float* x, size_t n, int8_t* q, float* d, int32_t* sums16) {
+  for (size_t b = 0; b < n / kQK_K; ++b) {
+    const float* xb = x + b * kQK_K;
+    int8_t* qb = q + b * kQK_K;
+    float amax = 0;
+    bool finite = true;
+    for (size_t i = 0; i < kQK_K; ++i) {
+      finite &= std::isfinite(xb[i]);
+      amax = std::max(amax, std::fabs(xb[i]));
+    }
+    if (!finite || amax == 0) {
+      std::memset(qb, 0, kQK_K);
+      d[b] = finite ? 0.f : NAN;
+    } else {
+      const float iscale = 127.f / amax;
+      for (size_t i = 0; i < kQK_K; ++i)
+        qb[i] = int8_t(std::clamp(std::nearbyint(xb[i] * iscale), -127.f, 127.f));
+      d[b] = 1.f / iscale;
+    }
+    for (size_t g = 0; g < kQK_K / 16; ++g) {
+      int32_t s = 0;
+      for (size_t i = 0; i < 16; ++i) s += qb[16 * g + i];
+      sums16[b * 16 + g] = s;
+    }
   }
 }
 

@@ -59,4 +59,12 @@ void quantize_row_q4_K(const float* x, BlockQ4_K* y, size_t n);
 void quantize_row_q5_K(const float* x, BlockQ5_K* y, size_t n);
 void quantize_row_q6_K(const float* x, BlockQ6_K* y, size_t n);
 
+// Activations for the k-quant integer dot products (the GEMM's k-quant path, as ggml's q8_K):
+// per 256 elements one float scale d and int8 codes, with x ~ d * q. amax = max |x| over the
+// block; iscale = 127 / amax (float); q = x * iscale rounded to nearest even, clamped to
+// [-127, 127]; d = 1 / iscale (float). amax = 0 gives d = 0 and zero codes; a non-finite amax
+// (Inf or NaN in the block) gives d = NaN and zero codes, so the outputs that use it are NaN.
+// sums16[g] = the sum of the codes of elements 16g .. 16g+15. n is a multiple of 256.
+void quantize_activations_q8_K(const float* x, size_t n, int8_t* q, float* d, int32_t* sums16);
+
 }  // namespace accel

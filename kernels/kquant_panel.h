@@ -1,7 +1,13 @@
-// The GEMM panel layout of k-quant weights (q4_K, q5_K, q6_K), for gemm.cpp only: packs one ggml
-// super-block into column c of an NR-column panel, and dequantizes one 32-row sub-block of a panel
-// to exactly the floats dequantize_row() gives (same operations, same order; every product is
-// exact, see below). Knows nothing of tiling, threads or the micro-kernel.
+// The GEMM panel layout of k-quant weights (q4_K, q5_K, q6_K) and their integer-dot tile kernel,
+// for gemm.cpp only: packs one ggml super-block into column c of an NR-column panel, and computes
+// R rows x one vector of W columns over the whole of K from q8_K activations
+// (quantize_activations_q8_K). Knows nothing of row blocking, threads or the f32 micro-kernel.
+//
+// Why integer dot products (as ggml's vec_dot_q*_K_q8_K): decoding 4-6 bit codes to floats costs
+// ~7 vector operations per 16 weights, which kept decode at half the machine's read bandwidth;
+// u8 x s8 dot products (AVX-512 VNNI / AVX-VNNI vpdpbusd, else vpmaddubsw + vpmaddwd) take one
+// per 4 x W multiply-adds on the packed codes. Every output uses this path whatever M, so a token's
+// result is the same in a prefill chunk and in a decode step (ARCHITECTURE.md invariant 1).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -13,12 +19,15 @@
 
 namespace accel::kq {
 
-// Per super-block of 256 K rows, a panel of NR columns holds (column n at stride NR, so the kernel
-// loads W consecutive columns of one field as a vector):
+// Per super-block of 256 K rows, a panel of NR columns holds (column n at stride NR so a vector
+// load takes consecutive columns; code bytes in groups of 4 K rows so a 32-bit lane holds 4
+// consecutive rows of one column, the operand shape of a dot product of 4 bytes):
 //   Q4_K  uint16 d[NR], dmin[NR]; uint8 sc[8][NR], m[8][NR] (6-bit codes unpacked);
-//         uint8 qs[128][NR] (ggml's byte order: row 32g+l = sub-blocks 2g | 2g+1 << 4, element l)
-//   Q5_K  as Q4_K, then uint8 qh[32][NR] (bit s of row l: sub-block s's element l, fifth bit)
-//   Q6_K  uint16 d[NR]; int8 sc[16][NR]; uint8 ql[128][NR]; uint8 qh[64][NR] (ggml's order)
+//         uint8 qs[32][NR][4]: ggml's qs rows (row 32g + l = sub-block 2g's element l in the low
+//         nibble, 2g+1's in the high one), row r at [r / 4][n][r % 4]
+//   Q5_K  as Q4_K, then uint8 qh[8][NR][4] (ggml's qh rows: bit s of row l = sub-block s's
+//         element l's fifth bit)
+//   Q6_K  uint16 d[NR]; int8 sc[16][NR]; uint8 ql[32][NR][4]; uint8 qh[16][NR][4] (ggml's rows)
 // q4_K/q5_K cost 4 bytes more per 256 elements than ggml's (the scales unpacked once here instead
 // of per use); q6_K is the same size.
 template <int NR>
@@ -39,6 +48,12 @@ constexpr bool is_kquant(DType t) {
   return t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K;
 }
 
+// Row r (of `rows` code rows) of column c in a 4-row-grouped region.
+template <int NR>
+constexpr size_t grouped(size_t r, size_t c) {
+  return (r / 4 * NR + c) * 4 + r % 4;
+}
+
 // Copies the ggml block at `blk` (block_bytes of type t; may be unaligned) into column c of the
 // super-block region `sb` of a panel.
 template <int NR>
@@ -48,8 +63,8 @@ inline void pack_block(DType t, const uint8_t* blk, uint8_t* sb, size_t c) {
     std::memcpy(&b, blk, sizeof b);
     std::memcpy(sb + 2 * c, &b.d, 2);
     for (int g = 0; g < 16; ++g) sb[2 * NR + g * NR + c] = uint8_t(b.scales[g]);
-    for (int l = 0; l < 128; ++l) sb[18 * NR + l * NR + c] = b.ql[l];
-    for (int l = 0; l < 64; ++l) sb[146 * NR + l * NR + c] = b.qh[l];
+    for (size_t l = 0; l < 128; ++l) sb[18 * NR + grouped<NR>(l, c)] = b.ql[l];
+    for (size_t l = 0; l < 64; ++l) sb[146 * NR + grouped<NR>(l, c)] = b.qh[l];
     return;
   }
   // q4_K and q5_K share the header and the nibble layout (q5_K adds qh after the nibbles).
@@ -64,142 +79,262 @@ inline void pack_block(DType t, const uint8_t* blk, uint8_t* sb, size_t c) {
     sb[4 * NR + s * NR + c] = sc;
     sb[12 * NR + s * NR + c] = m;
   }
-  for (int l = 0; l < 128; ++l) sb[20 * NR + l * NR + c] = qs[l];
+  for (size_t l = 0; l < 128; ++l) sb[20 * NR + grouped<NR>(l, c)] = qs[l];
   if (t == DType::Q5_K) {
     const uint8_t* qh = blk + offsetof(BlockQ5_K, qh);
-    for (int l = 0; l < 32; ++l) sb[148 * NR + l * NR + c] = qh[l];
+    for (size_t l = 0; l < 32; ++l) sb[148 * NR + grouped<NR>(l, c)] = qh[l];
   }
 }
 
-// W consecutive bytes widened to int32 lanes, and the few integer operations the decoders need
-// (kept here rather than in simd.h: nothing else uses them). GCC 12 warns about a self-initialised
-// variable inside the intrinsics once inlined (bug 105593, as in simd.h); the value is never used.
+// One row's q8_K activations (quantize_activations_q8_K): codes, per-256 scales, per-16 sums.
+struct ActRow {
+  const int8_t* q;
+  const float* d;
+  const int32_t* sums16;
+};
+
+// The integer operations of the kernel at the vector width of simd.h. GCC 12 warns about a
+// self-initialised variable inside the intrinsics once inlined (bug 105593, as in simd.h).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-namespace isa {
+namespace iv {
 #if defined(__AVX512F__)
 using vi = __m512i;
-inline vi u8(const uint8_t* p) {
+inline vi zero() {
+  return _mm512_setzero_si512();
+}
+inline vi load(const uint8_t* p) {
+  return _mm512_loadu_si512(p);
+}
+inline vi bytes(int b) {
+  return _mm512_set1_epi8(char(b));
+}
+inline vi and_(vi a, vi b) {
+  return _mm512_and_si512(a, b);
+}
+inline vi or_(vi a, vi b) {
+  return _mm512_or_si512(a, b);
+}
+// Per 16-bit lane, by a count that need not be a compile-time constant; callers mask each byte.
+inline vi srl16(vi a, int n) {
+  return _mm512_srl_epi16(a, _mm_cvtsi32_si128(n));
+}
+inline vi sll16(vi a, int n) {
+  return _mm512_sll_epi16(a, _mm_cvtsi32_si128(n));
+}
+inline vi bcast4(const int8_t* p) {  // 4 bytes into every 32-bit lane
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm512_set1_epi32(v);
+}
+// acc + sum of the 4 products u8(w) * s8(x) per 32-bit lane; exact (|sum| < 2^17 here).
+inline vi dot4(vi acc, vi w, vi x) {
+#if defined(__AVX512VNNI__)
+  return _mm512_dpbusd_epi32(acc, w, x);
+#else  // pairs never saturate: 63 * 127 * 2 < 2^15
+  return _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(w, x), _mm512_set1_epi16(1)));
+#endif
+}
+inline vi u8_to_i32(const uint8_t* p) {
   return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
-inline vi i8(const uint8_t* p) {
+inline vi i8_to_i32(const uint8_t* p) {
   return _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+inline vi mul32(vi a, vi b) {
+  return _mm512_mullo_epi32(a, b);
+}
+inline vi add32(vi a, vi b) {
+  return _mm512_add_epi32(a, b);
+}
+inline vi set32(int32_t x) {
+  return _mm512_set1_epi32(x);
 }
 inline simd::vf to_f(vi x) {
   return _mm512_cvtepi32_ps(x);
 }
-inline vi bits(vi x, int shift, int mask) {  // (x >> shift) & mask
-  return _mm512_and_si512(_mm512_srlv_epi32(x, _mm512_set1_epi32(shift)), _mm512_set1_epi32(mask));
-}
-inline vi shl4_or(vi lo, vi hi) {  // lo | hi << 4
-  return _mm512_or_si512(lo, _mm512_slli_epi32(hi, 4));
-}
-inline vi sub_i(vi a, int b) {
-  return _mm512_sub_epi32(a, _mm512_set1_epi32(b));
-}
 #else
 using vi = __m256i;
-inline vi u8(const uint8_t* p) {
+inline vi zero() {
+  return _mm256_setzero_si256();
+}
+inline vi load(const uint8_t* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+inline vi bytes(int b) {
+  return _mm256_set1_epi8(char(b));
+}
+inline vi and_(vi a, vi b) {
+  return _mm256_and_si256(a, b);
+}
+inline vi or_(vi a, vi b) {
+  return _mm256_or_si256(a, b);
+}
+inline vi srl16(vi a, int n) {
+  return _mm256_srl_epi16(a, _mm_cvtsi32_si128(n));
+}
+inline vi sll16(vi a, int n) {
+  return _mm256_sll_epi16(a, _mm_cvtsi32_si128(n));
+}
+inline vi bcast4(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm256_set1_epi32(v);
+}
+inline vi dot4(vi acc, vi w, vi x) {
+#if defined(__AVXVNNI__)
+  return _mm256_dpbusd_avx_epi32(acc, w, x);
+#else
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(w, x), _mm256_set1_epi16(1)));
+#endif
+}
+inline vi u8_to_i32(const uint8_t* p) {
   return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
 }
-inline vi i8(const uint8_t* p) {
+inline vi i8_to_i32(const uint8_t* p) {
   return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+}
+inline vi mul32(vi a, vi b) {
+  return _mm256_mullo_epi32(a, b);
+}
+inline vi add32(vi a, vi b) {
+  return _mm256_add_epi32(a, b);
+}
+inline vi set32(int32_t x) {
+  return _mm256_set1_epi32(x);
 }
 inline simd::vf to_f(vi x) {
   return _mm256_cvtepi32_ps(x);
 }
-inline vi bits(vi x, int shift, int mask) {
-  return _mm256_and_si256(_mm256_srlv_epi32(x, _mm256_set1_epi32(shift)), _mm256_set1_epi32(mask));
-}
-inline vi shl4_or(vi lo, vi hi) {
-  return _mm256_or_si256(lo, _mm256_slli_epi32(hi, 4));
-}
-inline vi sub_i(vi a, int b) {
-  return _mm256_sub_epi32(a, _mm256_set1_epi32(b));
-}
 #endif
-}  // namespace isa
+// Bit `from` of every byte moved to bit `to` (and the bits beside it by the same distance): a
+// 16-bit shift; after the caller's per-byte mask no bit has crossed a byte, as 0 <= from, to < 8.
+inline vi move_bits(vi a, int from, int to) {
+  return from <= to ? sll16(a, to - from) : srl16(a, from - to);
+}
+}  // namespace iv
 
-// Decoder of sub-block `sub` (K rows 32*sub .. 32*sub+31) of a panel of type T: row(l, j) is the
-// W floats of K row 32*sub + l, columns j*W .. j*W+W-1, exactly as dequantize_row() gives them.
-// Why exact: fp16 d (11 significant bits) times a 6-bit scale, times a code of at most 5 bits
-// (q4_K/q5_K) fits in 24 bits, as does d (11) x int8 scale (7 + sign) x 6-bit code (q6_K), so
-// every product is exact and q4_K/q5_K's final subtraction of the min is the only rounding, as in
-// ggml's formulas; the vector code performs the same float operations in the same order anyway.
-// The per-column scales are set up once per sub-block (2 vectors per W columns).
-template <int NR, DType T>
-struct SubDecoder {
-  static constexpr int W = simd::W;
-  const uint8_t* q;   // nibble rows (q4_K/q5_K qs, q6_K ql) for this sub-block
-  const uint8_t* qh;  // high-bit rows (q5_K, q6_K)
-  int nib_shift, hi_shift;
-  simd::vf a[NR / W], b[NR / W];  // q4_K/q5_K: d*sc and dmin*m; q6_K: d*sc for rows 0-15, 16-31
-
-  SubDecoder(const uint8_t* panel, size_t sub) {
-    const uint8_t* sb = panel + sub / 8 * sb_bytes<NR>(T);
-    const int s = int(sub % 8);
-    const uint16_t* d = reinterpret_cast<const uint16_t*>(sb);
+// The per-output arithmetic, in every lane (column n) and row r, per super-block b:
+//   q4_K/q5_K: A = sum_s sc[s] * (sum_l code * xq), B = sum_s m[s] * xsum32[s]     (exact int32)
+//              acc = fma(dx_b * d, float(A), acc);  acc = fma(-(dx_b * dmin), float(B), acc)
+//   q6_K:      A = sum_g sc[g] * (sum_l code * xq - 32 * xsum16[g])                   (exact int32)
+//              acc = fma(dx_b * d, float(A), acc)
+// with acc starting at 0 and super-blocks in K order; `bias` (if any) is added once at the end.
+// |A| stays below 2^31: q4/q5 8 * 63 * (32 * 31 * 127), q6 16 * 128 * (16 * 63 * 127 + 32 * 2032).
+// The same sequence for every R, so a row's results do not depend on the rows beside it.
+// One super-block b for the W columns at `col` of the panel: the step above.
+template <int NR, DType T, int R>
+inline __attribute__((always_inline)) void sb_step(const uint8_t* panel, size_t b, size_t col,
+                                                   const ActRow (&x)[R], simd::vf (&acc)[R]) {
+  {
+    const uint8_t* sb = panel + b * sb_bytes<NR>(T);
+    const uint16_t* d16 = reinterpret_cast<const uint16_t*>(sb);
+    iv::vi A[R];
+    for (int r = 0; r < R; ++r) A[r] = iv::zero();
     if constexpr (T == DType::Q6_K) {
-      const uint8_t* sc = sb + 2 * NR;
-      const int h = s / 4, part = s % 4;  // 128-half; which of ggml's q1..q4 this sub-block is
-      q = sb + 18 * NR + (64 * h + (part & 1) * 32) * NR;
-      qh = sb + 146 * NR + 32 * h * NR;
-      nib_shift = (part >> 1) * 4;
-      hi_shift = 2 * part;
-      for (int j = 0; j < NR / W; ++j) {  // ggml: y = d * sc[is] * q = (d * sc) * q
-        const simd::vf dj = simd::from_f16(d + j * W);
-        a[j] = simd::mul(dj, isa::to_f(isa::i8(sc + (8 * h + 2 * part) * NR + j * W)));
-        b[j] = simd::mul(dj, isa::to_f(isa::i8(sc + (8 * h + 2 * part + 1) * NR + j * W)));
-      }
+      const uint8_t* ql = sb + 18 * NR;
+      const uint8_t* qh = sb + 146 * NR;
+      for (int h = 0; h < 2; ++h)
+        for (int p = 0; p < 4; ++p) {  // sub-block 4h + p: K rows 128h + 32p + l, l < 32
+          iv::vi s0[R], s1[R];
+          for (int r = 0; r < R; ++r) s0[r] = s1[r] = iv::zero();
+          const size_t ql_row = 64 * size_t(h) + (p & 1) * 32, qh_row = 32 * size_t(h);
+          for (int t = 0; t < 8; ++t) {  // rows 4t .. 4t+3 of the sub-block
+            const iv::vi lo =
+                iv::and_(iv::srl16(iv::load(ql + grouped<NR>(ql_row + 4 * t, col)), (p >> 1) * 4),
+                         iv::bytes(0x0F));
+            const iv::vi hi =  // bits 2p, 2p + 1 of qh row l -> code bits 4, 5
+                iv::and_(iv::move_bits(iv::load(qh + grouped<NR>(qh_row + 4 * t, col)), 2 * p, 4),
+                         iv::bytes(0x30));
+            const iv::vi code = iv::or_(lo, hi);  // 0..63: ggml's q, before its - 32
+            for (int r = 0; r < R; ++r) {
+              const iv::vi xv = iv::bcast4(x[r].q + b * 256 + 128 * h + 32 * p + 4 * t);
+              (t < 4 ? s0[r] : s1[r]) = iv::dot4(t < 4 ? s0[r] : s1[r], code, xv);
+            }
+          }
+          const uint8_t* sc = sb + 2 * NR + (8 * h + 2 * p) * NR + col;
+          const iv::vi sc0 = iv::i8_to_i32(sc), sc1 = iv::i8_to_i32(sc + NR);
+          for (int r = 0; r < R; ++r) {
+            const int32_t* xs = x[r].sums16 + b * 16 + 8 * h + 2 * p;
+            A[r] = iv::add32(A[r], iv::mul32(sc0, iv::add32(s0[r], iv::set32(-32 * xs[0]))));
+            A[r] = iv::add32(A[r], iv::mul32(sc1, iv::add32(s1[r], iv::set32(-32 * xs[1]))));
+          }
+        }
+      const simd::vf d = simd::from_f16(d16 + col);
+      for (int r = 0; r < R; ++r)
+        acc[r] = simd::fma(simd::mul(simd::set1(x[r].d[b]), d), iv::to_f(A[r]), acc[r]);
     } else {
-      const uint8_t* sc = sb + 4 * NR + s * NR;
-      const uint8_t* mn = sb + 12 * NR + s * NR;
-      q = sb + 20 * NR + 32 * (s / 2) * NR;
-      qh = sb + 148 * NR;
-      nib_shift = (s & 1) * 4;
-      hi_shift = s;
-      for (int j = 0; j < NR / W; ++j) {  // ggml: d1 = d * sc, m1 = dmin * m
-        a[j] = simd::mul(simd::from_f16(d + j * W), isa::to_f(isa::u8(sc + j * W)));
-        b[j] = simd::mul(simd::from_f16(d + NR + j * W), isa::to_f(isa::u8(mn + j * W)));
+      const uint8_t* qs = sb + 20 * NR;
+      const uint8_t* qh = sb + 148 * NR;
+      iv::vi Bm[R];
+      for (int r = 0; r < R; ++r) Bm[r] = iv::zero();
+      for (int g = 0; g < 4; ++g) {  // sub-blocks 2g (low nibbles) and 2g + 1 (high)
+        // With one row, two partial sums per sub-block halve the dot products' dependency chain
+        // (integer adds: exact, so the result is the same).
+        constexpr int C = R == 1 ? 2 : 1;
+        iv::vi slo[C][R], shi[C][R];
+        for (int c = 0; c < C; ++c)
+          for (int r = 0; r < R; ++r) slo[c][r] = shi[c][r] = iv::zero();
+        for (int t = 0; t < 8; ++t) {
+          const iv::vi w = iv::load(qs + grouped<NR>(32 * size_t(g) + 4 * t, col));
+          iv::vi lo = iv::and_(w, iv::bytes(0x0F));
+          iv::vi hi = iv::and_(iv::srl16(w, 4), iv::bytes(0x0F));
+          if constexpr (T == DType::Q5_K) {  // fifth bits: bits 2g and 2g + 1 of qh row l
+            const iv::vi h = iv::load(qh + grouped<NR>(4 * size_t(t), col));
+            lo = iv::or_(lo, iv::and_(iv::move_bits(h, 2 * g, 4), iv::bytes(0x10)));
+            hi = iv::or_(hi, iv::and_(iv::move_bits(h, 2 * g + 1, 4), iv::bytes(0x10)));
+          }
+          for (int r = 0; r < R; ++r) {
+            const int8_t* xq = x[r].q + b * 256 + 64 * g + 4 * t;
+            slo[t % C][r] = iv::dot4(slo[t % C][r], lo, iv::bcast4(xq));
+            shi[t % C][r] = iv::dot4(shi[t % C][r], hi, iv::bcast4(xq + 32));
+          }
+        }
+        const uint8_t* sc = sb + 4 * NR + 2 * g * NR + col;
+        const uint8_t* mn = sb + 12 * NR + 2 * g * NR + col;
+        const iv::vi sc0 = iv::u8_to_i32(sc), sc1 = iv::u8_to_i32(sc + NR);
+        const iv::vi m0 = iv::u8_to_i32(mn), m1 = iv::u8_to_i32(mn + NR);
+        for (int r = 0; r < R; ++r) {
+          const int32_t* xs = x[r].sums16 + b * 16 + 4 * g;
+          iv::vi lo_sum = slo[0][r], hi_sum = shi[0][r];
+          for (int c = 1; c < C; ++c) lo_sum = iv::add32(lo_sum, slo[c][r]);
+          for (int c = 1; c < C; ++c) hi_sum = iv::add32(hi_sum, shi[c][r]);
+          A[r] = iv::add32(A[r], iv::add32(iv::mul32(sc0, lo_sum), iv::mul32(sc1, hi_sum)));
+          Bm[r] = iv::add32(Bm[r], iv::add32(iv::mul32(m0, iv::set32(xs[0] + xs[1])),
+                                             iv::mul32(m1, iv::set32(xs[2] + xs[3]))));
+        }
+      }
+      const simd::vf d = simd::from_f16(d16 + col), dmin = simd::from_f16(d16 + NR + col);
+      for (int r = 0; r < R; ++r) {
+        const simd::vf dx = simd::set1(x[r].d[b]);
+        acc[r] = simd::fma(simd::mul(dx, d), iv::to_f(A[r]), acc[r]);
+        acc[r] = simd::fma(simd::sub(simd::zero(), simd::mul(dx, dmin)), iv::to_f(Bm[r]), acc[r]);
       }
     }
   }
+}
 
-  simd::vf row(int l, int j) const {
-    const isa::vi lo = isa::bits(isa::u8(q + l * NR + j * W), nib_shift, 0xF);
-    if constexpr (T == DType::Q6_K) {
-      const isa::vi hi = isa::bits(isa::u8(qh + l * NR + j * W), hi_shift, 3);
-      return simd::mul(l < 16 ? a[j] : b[j], isa::to_f(isa::sub_i(isa::shl4_or(lo, hi), 32)));
-    } else if constexpr (T == DType::Q5_K) {  // ggml: y = d1 * (nibble + 16 * bit) - m1
-      const isa::vi hi = isa::bits(isa::u8(qh + l * NR + j * W), hi_shift, 1);
-      return simd::sub(simd::mul(a[j], isa::to_f(isa::shl4_or(lo, hi))), b[j]);
-    } else {  // ggml: y = d1 * nibble - m1
-      return simd::sub(simd::mul(a[j], isa::to_f(lo)), b[j]);
+// R rows x NJ column vectors starting at vector j0, over every super-block: acc[jj][r]. Each
+// super-block's NJ vectors are read before the next block's, so with NJ = NR / W (decode) the
+// panel streams front to back; with NJ = 1 (more rows: the accumulators need the registers) the
+// panel is read once per vector, the repeats from L2. The per-lane sequence is the same for any
+// R and NJ.
+template <int NR, DType T, int R, int NJ>
+void dot_tile(const uint8_t* panel, size_t n_sb, int j0, const ActRow (&x)[R],
+              simd::vf (&acc)[NJ][R]) {
+  for (int jj = 0; jj < NJ; ++jj)
+    for (int r = 0; r < R; ++r) acc[jj][r] = simd::zero();
+  constexpr size_t kAhead = 1;  // super-blocks prefetched ahead (decode streams from memory)
+  for (size_t b = 0; b < n_sb; ++b) {
+    if (NJ > 1) {  // past the panel: the next panel follows in memory; prefetch never faults
+      const char* next = reinterpret_cast<const char*>(panel + (b + kAhead) * sb_bytes<NR>(T));
+      for (size_t off = 0; off < sb_bytes<NR>(T); off += 64) _mm_prefetch(next + off, _MM_HINT_T0);
     }
-  }
-};
-
-// Sub-block `sub` of a panel of type T -> out[32][NR] floats (SubDecoder's values).
-template <int NR, DType T>
-inline void dequant_sub(const uint8_t* panel, size_t sub, float* __restrict out) {
-  const SubDecoder<NR, T> dec(panel, sub);
-  for (int l = 0; l < 32; ++l)
-    for (int j = 0; j < NR / simd::W; ++j) simd::store(out + l * NR + j * simd::W, dec.row(l, j));
-}
-
-template <int NR>
-inline void dequant_sub(DType t, const uint8_t* panel, size_t sub, float* __restrict out) {
-  switch (t) {
-    case DType::Q4_K:
-      return dequant_sub<NR, DType::Q4_K>(panel, sub, out);
-    case DType::Q5_K:
-      return dequant_sub<NR, DType::Q5_K>(panel, sub, out);
-    default:
-      return dequant_sub<NR, DType::Q6_K>(panel, sub, out);
+    for (int jj = 0; jj < NJ; ++jj)
+      sb_step<NR, T, R>(panel, b, size_t(j0 + jj) * simd::W, x, acc[jj]);
   }
 }
+#pragma GCC diagnostic pop
 
 }  // namespace accel::kq
-
-#pragma GCC diagnostic pop

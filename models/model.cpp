@@ -59,7 +59,8 @@ std::vector<float> load_vector(const GgufFile& f, const std::string& name, uint6
 }
 
 // Packs the row-concatenation of several [rows_i x cols] matrices into one weight, so that one
-// GEMM computes e.g. Q, K and V. Mixed types are widened to f32 (same values, more bytes).
+// GEMM computes e.g. Q, K and V. Mixed types (Q4_K_M's q4_K Q and K with a q6_K V) stay in their
+// own types (PackedWeight::pack_mixed): same values and bytes as the file's.
 PackedWeight pack_rows(const GgufFile& f, const std::vector<const GgufTensorInfo*>& parts,
                        size_t cols) {
   bool same = true;
@@ -85,16 +86,11 @@ PackedWeight pack_rows(const GgufFile& f, const std::vector<const GgufTensorInfo
     release();
     return w;
   }
-  std::vector<float> buf(rows * cols);
-  size_t r0 = 0;
-  for (auto* p : parts) {
-    const size_t rb = dtype_row_bytes(p->type, cols);
-    for (size_t r = 0; r < p->dims[1]; ++r)
-      dequantize_row(p->type, f.tensor_data(*p) + r * rb, buf.data() + (r0 + r) * cols, cols);
-    r0 += p->dims[1];
-  }
+  std::vector<PackedWeight::TypedRowSource> src;
+  for (auto* p : parts) src.push_back({p->type, {f.tensor_data(*p), size_t(p->dims[1])}});
+  PackedWeight w = PackedWeight::pack_mixed(src, cols);
   release();
-  return PackedWeight::pack(DType::F32, buf.data(), rows, cols);
+  return w;
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // End-to-end engine throughput on the `small` synthetic target: prefill tokens/s at 512, 2048 and
 // 8192 tokens (with the share of time in GEMMs and their fraction of the measured FP32 FMA peak),
 // and decode tokens/s after an 8192-token prompt with the achieved memory bandwidth and its split
-// between GEMMs (weights) and attention (K/V cache).
+// between GEMMs (weights) and attention (K/V cache); and decode of the q4_k_m `medium` target,
+// whose weights exceed the last-level cache (made on first use under models-cache/medium-q4_k_m).
 // The family is made on first use under <source>/models-cache/small (seed 0, f32).
 #include <benchmark/benchmark.h>
 
@@ -66,10 +67,22 @@ void BM_Prefill(benchmark::State& st) {
   st.counters["peak_GFLOPs"] = peak;
 }
 
+void decode_after_prompt(benchmark::State& st, const Model& m);
+
 void BM_DecodeAfterPrompt(benchmark::State& st) {
+  decode_after_prompt(st, small_target());
+}
+
+// Decode of the `medium` family in q4_k_m (q4_K matrices, q6_K V / ffn_down / output; ~0.6 GB,
+// beyond the last-level cache) after a short prompt, so the step is the weights' stream: compare
+// its GB/s with bench_memory_bandwidth's in the same session (scripts/decode_bandwidth.sh).
+void BM_DecodeQ4KM(benchmark::State& st) {
+  decode_after_prompt(st, test::medium_q4_k_m_target());
+}
+
+void decode_after_prompt(benchmark::State& st, const Model& m) {
   const int threads = int(st.range(1));
   set_num_threads(threads);
-  const Model& m = small_target();
   const size_t n = size_t(st.range(0));
   const auto toks = random_prompt_ids(m.config().n_vocab, n);
   KVCache cache = m.make_cache();
@@ -109,6 +122,12 @@ void BM_DecodeAfterPrompt(benchmark::State& st) {
 BENCHMARK(BM_Prefill)
     ->ArgsProduct({{512, 2048, 8192}, {1, 2}})
     ->ArgNames({"tokens", "threads"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_DecodeQ4KM)
+    ->ArgsProduct({{128}, {1, 2}})
+    ->ArgNames({"prompt", "threads"})
+    ->MinTime(3.0)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_DecodeAfterPrompt)

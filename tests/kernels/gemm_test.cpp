@@ -1,8 +1,10 @@
 // Tests of accel::gemm (kernels/gemm.h): accuracy against the double reference for every weight
 // type over a table of awkward shapes, batch invariance bit for bit (M, row index, thread count),
-// quantized == f32-on-dequantized bit for bit, and no writes outside Y's M x N region.
+// quantized == f32-on-dequantized bit for bit (k-quants: their activation-rounding bound), and no
+// writes outside Y's M x N region.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -13,8 +15,10 @@
 #include "kernels/dtype.h"
 #include "kernels/fp16.h"
 #include "kernels/gemm.h"
+#include "kernels/kquant.h"
 #include "kernels/quant.h"
 #include "kernels/threading.h"
+#include "tests/support/kquant_dot_reference.h"
 #include "tests/support/test_support.h"
 
 namespace accel {
@@ -96,6 +100,33 @@ std::string describe(DType t, const Case& c, bool bias) {
   return s.str();
 }
 
+// k-quant weights compute on q8_K activations (kernels/kquant_panel.h): per super-block two
+// products of a rounded scale (dx * d, dx * dmin: one rounding each) and an int32 converted to
+// float (one rounding when |A| >= 2^24), each added by one fma, then the bias add. Each product
+// errs by at most 2u of its exact value and each of the 2 K/256 + 1 additions by u of a partial
+// sum bounded by S = the sum of the terms' magnitudes (+ |bias|), so
+// |Y - exact| <= (2 K/256 + 3) u S; the double "exact" adds ~2^-53 S (covered by + 2). The exact
+// value is the same sum in double over the same integer dot products (test::kquant_dot_reference).
+::testing::AssertionResult kquant_within_bound(DType t, const std::vector<uint8_t>& raw,
+                                               const std::vector<float>& y, size_t ldy,
+                                               const std::vector<float>& x, size_t ldx,
+                                               const Case& c, const float* bias) {
+  const double u = std::ldexp(1.0, -24);
+  const size_t row_bytes = dtype_row_bytes(t, c.K);
+  for (size_t m = 0; m < c.M; ++m)
+    for (size_t n = 0; n < c.N; ++n) {
+      const test::KDotReference r = test::kquant_dot_reference(
+          t, raw.data() + n * row_bytes, x.data() + m * ldx, c.K, bias ? bias + n : nullptr);
+      const double bound = double(2 * c.K / 256 + 5) * u * r.magnitude;
+      const double err = std::fabs(double(y[m * ldy + n]) - r.exact);
+      if (!(err <= bound))
+        return ::testing::AssertionFailure()
+               << "output (" << m << ", " << n << "): exact " << r.exact << ", got "
+               << y[m * ldy + n] << ", bound " << bound;
+    }
+  return ::testing::AssertionSuccess();
+}
+
 // Runs gemm on case c with padded strides and checks accuracy and the untouched padding.
 void check_case(DType t, const Case& c, bool with_bias, uint64_t seed) {
   SCOPED_TRACE(describe(t, c, with_bias));
@@ -109,9 +140,13 @@ void check_case(DType t, const Case& c, bool with_bias, uint64_t seed) {
   const float sentinel = 12345.f;
   std::vector<float> y(c.M * ldy, sentinel);
   gemm(x.data(), c.M, ldx, pw, y.data(), ldy, b);
-  std::vector<double> ref(c.M * c.N);
-  gemm_reference(x.data(), c.M, ldx, t, raw.data(), c.N, c.K, ref.data(), c.N, b);
-  EXPECT_TRUE(within_bound(y, ldy, ref, x, ldx, w, c.M, c.N, c.K, b));
+  if (is_kquant(t)) {
+    EXPECT_TRUE(kquant_within_bound(t, raw, y, ldy, x, ldx, c, b));
+  } else {
+    std::vector<double> ref(c.M * c.N);
+    gemm_reference(x.data(), c.M, ldx, t, raw.data(), c.N, c.K, ref.data(), c.N, b);
+    EXPECT_TRUE(within_bound(y, ldy, ref, x, ldx, w, c.M, c.N, c.K, b));
+  }
   for (size_t m = 0; m < c.M; ++m)
     for (size_t n = c.N; n < ldy; ++n)
       ASSERT_EQ(y[m * ldy + n], sentinel) << "write outside Y at (" << m << ", " << n << ")";
@@ -205,13 +240,12 @@ TEST_P(GemmBatchInvariance, RowsMatchAcrossBatchSizesPositionsAndThreads) {
 INSTANTIATE_TEST_SUITE_P(AllTypes, GemmBatchInvariance, ::testing::ValuesIn(kAllTypes),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
-// A non-f32 weight must give exactly the f32 GEMM on its dequantized matrix: the kernels only
-// change how weights are stored, never the arithmetic.
+// A non-f32 weight other than the k-quants must give exactly the f32 GEMM on its dequantized
+// matrix: those kernels only change how weights are stored, never the arithmetic. (k-quants
+// compute on quantized activations: KQuantActivationErrorStaysWithinTheCodeRoundingBound.)
 TEST(Gemm, NonF32EqualsF32OnDequantizedBitForBit) {
-  for (DType t :
-       {DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q5_K, DType::Q6_K})
-    for (const Case& c : {Case{1, 33, is_kquant(t) ? 256u : 64u},
-                          Case{13, 257, is_kquant(t) ? 1280u : 1056u}, Case{256, 64, 768}}) {
+  for (DType t : {DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0})
+    for (const Case& c : {Case{1, 33, 64u}, Case{13, 257, 1056u}, Case{256, 64, 768}}) {
       SCOPED_TRACE(describe(t, c, true));
       const std::vector<uint8_t> raw = make_weight(t, c.N, c.K, 11);
       const std::vector<float> w = dequantized(t, raw, c.N, c.K);
@@ -222,6 +256,81 @@ TEST(Gemm, NonF32EqualsF32OnDequantizedBitForBit) {
       EXPECT_TRUE(bit_equal(run(x.data(), c.M, c.K, pq, bias.data()),
                             run(x.data(), c.M, c.K, pf, bias.data())));
     }
+}
+
+// A weight of mixed-type parts (Q4_K_M's q4_K Q|K with a q6_K V) gives, column range by column
+// range, exactly what each part alone gives, and counts each part's own bytes.
+TEST(Gemm, MixedTypePartsEqualEachPartAloneBitForBit) {
+  const size_t M = 7, K = 512;
+  const std::vector<std::pair<DType, size_t>> parts = {
+      {DType::Q4_K, 70}, {DType::Q6_K, 33}, {DType::F32, 5}, {DType::Q8_0, 64}};
+  std::vector<std::vector<uint8_t>> raws;
+  std::vector<PackedWeight::TypedRowSource> src;
+  size_t N = 0, bytes = 0;
+  for (const auto& [t, rows] : parts) {
+    raws.push_back(make_weight(t, rows, K, 30 + N));
+    N += rows;
+  }
+  for (size_t i = 0; i < parts.size(); ++i)
+    src.push_back({parts[i].first, {raws[i].data(), parts[i].second}});
+  const PackedWeight mixed = PackedWeight::pack_mixed(src, K);
+  EXPECT_TRUE(mixed.is_mixed());
+  EXPECT_EQ(mixed.rows(), N);
+  const std::vector<float> x = random_normal(M * K, 40);
+  const std::vector<float> bias = random_normal(N, 41);
+  const std::vector<float> y = run(x.data(), M, K, mixed, bias.data());
+  size_t r0 = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const PackedWeight alone =
+        PackedWeight::pack(parts[i].first, raws[i].data(), parts[i].second, K);
+    bytes += alone.bytes();
+    const std::vector<float> want = run(x.data(), M, K, alone, bias.data() + r0);
+    for (size_t m = 0; m < M; ++m)
+      for (size_t n = 0; n < parts[i].second; ++n)
+        ASSERT_EQ(std::bit_cast<uint32_t>(y[m * N + r0 + n]),
+                  std::bit_cast<uint32_t>(want[m * parts[i].second + n]))
+            << dtype_name(parts[i].first) << " (" << m << ", " << n << ")";
+    r0 += parts[i].second;
+  }
+  EXPECT_EQ(mixed.bytes(), bytes);
+}
+
+// What q8_K activations cost against the float GEMM on the dequantized weights: each code errs by
+// at most dx/2 (round to nearest of x * iscale, times d = 1 / iscale, whose own rounding adds a
+// relative 2^-23 or so), so |Y - sum w x| <= sum_k |w_k| dx_b / 2 (1 + 2^-20) plus the float
+// bound of both paths and ggml's one rounding per dequantized weight (2u sum |w x| covers them at
+// these K). w from dequantize_row, reference in double.
+TEST(Gemm, KQuantActivationErrorStaysWithinTheCodeRoundingBound) {
+  const size_t M = 3, N = 40, K = 768;
+  for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+    SCOPED_TRACE(dtype_name(t));
+    const std::vector<uint8_t> raw = make_weight(t, N, K, 21);
+    const std::vector<float> w = dequantized(t, raw, N, K);
+    const std::vector<float> x = random_normal(M * K, 22);
+    const PackedWeight pw = PackedWeight::pack(t, raw.data(), N, K);
+    const std::vector<float> y = run(x.data(), M, K, pw, nullptr);
+    std::vector<int8_t> q(K);
+    std::vector<float> dx(K / 256);
+    std::vector<int32_t> s16(K / 16);
+    size_t max_code_error_hits = 0;
+    for (size_t m = 0; m < M; ++m) {
+      quantize_activations_q8_K(x.data() + m * K, K, q.data(), dx.data(), s16.data());
+      for (size_t n = 0; n < N; ++n) {
+        double ref = 0, code_bound = 0, mag = 0;
+        for (size_t k = 0; k < K; ++k) {
+          ref += double(w[n * K + k]) * x[m * K + k];
+          code_bound += std::fabs(w[n * K + k]) * dx[k / 256] / 2 * (1 + std::ldexp(1.0, -20));
+          mag += std::fabs(double(w[n * K + k]) * x[m * K + k]);
+        }
+        const double float_bound = double(K + 8) * std::ldexp(1.0, -24) * mag;
+        const double err = std::fabs(y[m * N + n] - ref);
+        ASSERT_LE(err, code_bound + float_bound) << "(" << m << ", " << n << ")";
+        max_code_error_hits += err > 0.5 * code_bound;
+      }
+    }
+    // The bound is a worst case; typical errors are ~sqrt(K) smaller than it.
+    EXPECT_LT(max_code_error_hits, M * N / 4);
+  }
 }
 
 // Every half value through the kernel's F16C path: with K = 1, X = 1 and no bias,

@@ -1,7 +1,8 @@
-// Tests of the k-quant formats (kernels/kquant.h) and their GEMM panels: dequantization equals a
+// Tests of the k-quant formats (kernels/kquant.h) and their GEMM path: dequantization equals a
 // plain reimplementation of ggml's reference formulas (written here over raw byte offsets, not the
-// structs) bit for bit on random blocks and edge cases, through dequantize_row and through the
-// GEMM's in-kernel and scratch decoders; quantizer error bounds and hand-checked corner cases.
+// structs) bit for bit on random blocks and edge cases; the GEMM's integer-dot path equals an
+// independent scalar model bit for bit; the activation quantizer on hand-worked blocks; quantizer
+// error bounds and hand-checked corner cases.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,6 +17,7 @@
 #include "kernels/gemm.h"
 #include "kernels/kquant.h"
 #include "kernels/quant.h"
+#include "tests/support/kquant_dot_reference.h"
 #include "tests/support/test_support.h"
 
 namespace accel {
@@ -27,16 +29,7 @@ uint16_t half_at(const uint8_t* p) {
   return uint16_t(p[0] | (p[1] << 8));  // GGUF is little-endian
 }
 
-// ggml's get_scale_min_k4 over the 12 scale bytes.
-void scale_min(int j, const uint8_t* q, int& sc, int& m) {
-  if (j < 4) {
-    sc = q[j] & 63;
-    m = q[j + 4] & 63;
-  } else {
-    sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
-    m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
-  }
-}
+using test::ggml_scale_min;
 
 // The reference formulas of ggml-quants.c (dequantize_row_q{4,5,6}_K), one element at a time:
 //   q4_K  y[64j + l]      = (d*sc_{2j})   * (qs[32j + l] & 15) - dmin*m_{2j}
@@ -60,7 +53,7 @@ float ref_element(DType t, const uint8_t* b, int e) {
   const float d = fp16_to_f32(half_at(b)), dmin = fp16_to_f32(half_at(b + 2));
   const int s = e / 32, l = e % 32;
   int sc, m;
-  scale_min(s, b + 4, sc, m);
+  ggml_scale_min(s, b + 4, sc, m);
   const uint8_t* qs = b + (t == DType::Q5_K ? 48 : 16);
   int q = s % 2 == 0 ? (qs[32 * (s / 2) + l] & 0xF) : (qs[32 * (s / 2) + l] >> 4);
   if (t == DType::Q5_K && (b[16 + l] >> s) & 1) q += 16;
@@ -145,31 +138,74 @@ TEST_P(KQuant, DequantizeRowMatchesReferenceFormulasBitForBit) {
   }
 }
 
-// The GEMM's own decoders (in-kernel for few rows, into scratch for many) through X = identity:
-// Y[m][n] = fma(1, w[n][m], +0) with every other term fma(0, w, acc) = acc, so Y^T is the weight
-// matrix exactly (-0 reads as +0; no NaNs in these blocks). N = 70 rows spans two AVX-512 panels
-// with padding; K = 512 is two super-blocks.
-TEST_P(KQuant, GemmDecodersMatchReferenceFormulas) {
+// The GEMM's k-quant path (integer dot products on q8_K activations) against the independent
+// scalar model of tests/support/kquant_dot_reference.h, bit for bit, on random and edge blocks
+// (edges in rows 0..4: zero, all-ones bytes at d = +-65504, subnormal d, int8 scale -128): M = 1,
+// 3 and 5 rows (tiles of 1 to 4 rows), 37 rows (several tiles, threads), with a bias; N = 70
+// spans two AVX-512 panels with padding; K = 512 is two super-blocks. NaN (inf - inf at the
+// extreme scales) only needs to stay NaN.
+TEST_P(KQuant, GemmEqualsTheIntegerDotModelBitForBit) {
   const DType t = GetParam();
-  const size_t K = 512, N = 70;
+  const size_t K = 512, N = 70, bb = dtype_block_bytes(t);
   std::vector<uint8_t> raw = random_blocks(t, N * K / 256, 2);
   const std::vector<uint8_t> edges = edge_blocks(t);
-  std::copy(edges.begin(), edges.end(), raw.begin());  // edge blocks in rows 0..2
-  const std::vector<float> w = ref_dequant(t, raw);
+  std::copy(edges.begin(), edges.end(), raw.begin());
   const PackedWeight pw = PackedWeight::pack(t, raw.data(), N, K);
-  std::vector<float> eye(K * K, 0.f);
-  for (size_t k = 0; k < K; ++k) eye[k * K + k] = 1.f;
-  for (size_t M : {size_t(1), size_t(5), K}) {  // direct kernel (1, 5 rows) and scratch path
-    for (size_t m0 = 0; m0 < K; m0 += (M == K ? K : 97)) {
-      const size_t rows = std::min(M, K - m0);
-      std::vector<float> y(rows * N);
-      gemm(eye.data() + m0 * K, rows, K, pw, y.data(), N);
-      for (size_t m = 0; m < rows; ++m)
-        for (size_t n = 0; n < N; ++n)
-          ASSERT_EQ(y[m * N + n], w[n * K + m0 + m])
-              << dtype_name(t) << " M=" << M << " weight (" << n << ", " << m0 + m << ")";
-    }
+  const std::vector<float> bias = test::random_normal(N, 4);
+  for (size_t M : {size_t(1), size_t(3), size_t(5), size_t(37)}) {
+    std::vector<float> x = test::random_normal(M * K, 3 + M);
+    for (size_t k = 0; k < 256; ++k) x[k] = 0;  // a zero block: d = 0, zero codes
+    std::vector<float> y(M * N);
+    gemm(x.data(), M, K, pw, y.data(), N, bias.data());
+    for (size_t m = 0; m < M; ++m)
+      for (size_t n = 0; n < N; ++n) {
+        const float want = test::kquant_dot_reference(t, raw.data() + n * (K / 256) * bb,
+                                                      x.data() + m * K, K, &bias[n])
+                               .model;
+        const float got = y[m * N + n];
+        if (std::isnan(want)) {
+          ASSERT_TRUE(std::isnan(got))
+              << dtype_name(t) << " M=" << M << " (" << m << ", " << n << ")";
+          continue;
+        }
+        uint32_t a, b;
+        std::memcpy(&a, &got, 4);
+        std::memcpy(&b, &want, 4);
+        ASSERT_EQ(a, b) << dtype_name(t) << " M=" << M << " (" << m << ", " << n << "): got " << got
+                        << ", model " << want;
+      }
   }
+}
+
+// The activation quantizer on hand-worked blocks: amax 127/64 -> iscale exactly 64, so every
+// product below is exact: codes round(x * 64) to nearest even (0.5 -> 32; 1/128 -> 0.5 -> 0;
+// 3/128 -> 1.5 -> 2; -1 -> -64), d = 1 / 64; a zero block (d = 0); a block holding a NaN (d = NaN,
+// zero codes); sums per 16.
+TEST(KQuantActivations, HandWorkedCodesScalesAndSums) {
+  std::vector<float> x(3 * 256, 0.f);
+  x[0] = 127.f / 64;
+  x[1] = -127.f / 64;
+  x[2] = 0.5f;
+  x[3] = 1.f / 128;
+  x[4] = 3.f / 128;
+  x[17] = -1.f;
+  x[2 * 256 + 5] = NAN;
+  std::vector<int8_t> q(x.size());
+  std::vector<float> d(3);
+  std::vector<int32_t> s(3 * 16);
+  quantize_activations_q8_K(x.data(), x.size(), q.data(), d.data(), s.data());
+  EXPECT_EQ(q[0], 127);
+  EXPECT_EQ(q[1], -127);
+  EXPECT_EQ(q[2], 32);
+  EXPECT_EQ(q[3], 0);
+  EXPECT_EQ(q[4], 2);
+  EXPECT_EQ(q[17], -64);
+  EXPECT_EQ(d[0], 1.f / 64);
+  EXPECT_EQ(s[0], 127 - 127 + 32 + 0 + 2);
+  EXPECT_EQ(s[1], -64);
+  EXPECT_EQ(d[1], 0.f);
+  EXPECT_TRUE(std::isnan(d[2]));
+  for (size_t i = 256; i < x.size(); ++i) ASSERT_EQ(q[i], 0) << i;
 }
 
 // Quantizer accuracy on N(0, 1) data, RMS error relative to the data's RMS. Estimates: q4_K
@@ -244,7 +280,7 @@ TEST(KQuantScales, PackedSixBitScalesRoundTrip) {
     uint8_t sc, m;
     int rsc, rm;
     kquant_scale_min(s, b.scales, sc, m);
-    scale_min(s, b.scales, rsc, rm);
+    ggml_scale_min(s, b.scales, rsc, rm);
     EXPECT_EQ(sc, rsc);
     EXPECT_EQ(m, rm);
   }

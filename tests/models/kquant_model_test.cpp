@@ -30,6 +30,28 @@ SyntheticMemberSpec kquant_spec() {
   return s;
 }
 
+// sqrt(sum (got - want)^2 / sum want^2).
+double relative_rms(const std::vector<float>& got, const std::vector<double>& want) {
+  double d2 = 0, w2 = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    d2 += (got[i] - want[i]) * (got[i] - want[i]);
+    w2 += want[i] * want[i];
+  }
+  return std::sqrt(d2 / w2);
+}
+
+// Share of tokens whose every logit matches within 1e-4 absolute + relative.
+double tokens_matching(const std::vector<float>& got, const std::vector<double>& want, size_t V) {
+  size_t ok = 0;
+  for (size_t t = 0; t < want.size() / V; ++t) {
+    bool all = true;
+    for (size_t i = t * V; i < (t + 1) * V; ++i)
+      all &= std::fabs(got[i] - want[i]) <= 1e-4 + 1e-4 * std::fabs(want[i]);
+    ok += all;
+  }
+  return double(ok) / double(want.size() / V);
+}
+
 std::vector<float> all_logits(const Model& m, const std::vector<int32_t>& toks, size_t chunk) {
   KVCache cache = m.make_cache();
   std::vector<float> out;
@@ -62,14 +84,25 @@ TEST_P(KQuantModel, FileHoldsKQuantMatrices) {
   EXPECT_EQ(f.find_tensor("blk.0.attn_norm.weight")->type, DType::F32);
 }
 
-// Same tolerance and reasoning as model_test's ForwardVsReference (1e-4 absolute + relative): the
-// reference runs in double over dequantize_row()'s weights, so only f32 arithmetic differs; a
-// wrong block decode in the GEMM panels would move logits by far more.
+// The engine computes k-quant products on q8_K activations; the reference models that rounding
+// (reference_forward.h), so the remaining differences are f32 arithmetic (1e-4, as model_test's
+// ForwardVsReference) and code flips: the reference rounds its double activations, the engine its
+// float ones, and where x * iscale lies within float rounding of a tie (~1 code in 10^5 here) the
+// two codes differ by one step, which moves that token's logits by up to ~1e-2. Measured (this
+// seed, 37 tokens): q6_k every token within 1e-4 (relative RMS 9e-8), q4_k and q5_k 36 of 37
+// (relative RMS ~1e-3); without modelling the rounding no token matches and the relative RMS is
+// 1.3e-2. Hence: at least 90% of tokens within 1e-4, relative RMS below 5e-3. A wrong block decode
+// moves every token's logits by far more.
 TEST_P(KQuantModel, LogitsMatchNaiveDoubleForward) {
   const auto toks = seeded_tokens(37, model_->config().n_vocab, 3);
   const std::vector<float> got = all_logits(*model_, toks, 16);
   const std::vector<double> want = test::reference_forward(path_, toks);
-  EXPECT_TRUE(test::near_all(got, want, 1e-4, 1e-4));
+  const double rel = relative_rms(got, want);
+  const double match = tokens_matching(got, want, size_t(model_->config().n_vocab));
+  std::printf("[ %s ] vs reference: relative RMS %.2e, tokens matching %.3f\n",
+              std::string(dtype_name(GetParam())).c_str(), rel, match);
+  EXPECT_GE(match, 0.9);
+  EXPECT_LT(rel, 5e-3);
 }
 
 // Against the f32 model of the same seed: the logit difference relative to the f32 logits' RMS.
@@ -134,8 +167,9 @@ INSTANTIATE_TEST_SUITE_P(KTypes, KQuantModel,
 
 // Q4_K_M / Q5_K_M-style mixed files (`models make --dtype q4_k_m`): base k-quant matrices with
 // q6_K for attn_v, ffn_down and output, general.file_type 15 / 17 as llama.cpp numbers them. The
-// fused Q/K/V weight then mixes types (the loader widens it to f32: same values); logits match the
-// naive double forward (ForwardVsReference's tolerance) and are bit-identical across chunk sizes.
+// fused Q/K/V weight then mixes types (each part stays in its own type); logits match the
+// naive double forward (see LogitsMatchNaiveDoubleForward for the code flips the bound allows)
+// and are bit-identical across chunk sizes.
 TEST(KQuantMixed, MediumMixesLoadAndMatchReference) {
   test::TempDir dir;
   for (const char* name : {"q4_k_m", "q5_k_m"}) {
@@ -153,7 +187,14 @@ TEST(KQuantMixed, MediumMixesLoadAndMatchReference) {
     const auto m = Model::load(path);
     const auto toks = seeded_tokens(37, m->config().n_vocab, 3);
     const std::vector<float> got = all_logits(*m, toks, 16);
-    EXPECT_TRUE(test::near_all(got, test::reference_forward(path, toks), 1e-4, 1e-4));
+    const std::vector<double> want = test::reference_forward(path, toks);
+    const double rel = relative_rms(got, want);
+    std::printf("[ %s ] vs reference: relative RMS %.2e, tokens matching %.3f\n", name, rel,
+                tokens_matching(got, want, size_t(m->config().n_vocab)));
+    // Measured 8e-8 and 6e-8 (no code flip at this seed); a flip early in the sequence would
+    // reach every later token through the next layer's K/V (seen at 4e-3 and 9e-3 on other
+    // inputs); unmodelled activation rounding gives 1.25e-2, a wrong decode O(1).
+    EXPECT_LT(rel, 2e-2);
     EXPECT_TRUE(test::bit_equal(all_logits(*m, toks, 1), all_logits(*m, toks, 37)));
   }
   EXPECT_FALSE(weight_scheme_from_name("q4_k_s").has_value());

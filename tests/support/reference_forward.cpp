@@ -6,6 +6,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "kernels/kquant.h"
 #include "kernels/quant.h"
 #include "models/gguf.h"
 #include "models/model_config.h"
@@ -14,7 +15,28 @@ namespace accel::test {
 
 namespace {
 
-using Mat = std::vector<double>;  // row-major [rows][cols]
+// Row-major [rows][cols], with the file's type: the engine computes k-quant products on q8_K
+// activations (kernels/kquant_panel.h), so matvec rounds x the same way for those.
+struct Mat : std::vector<double> {
+  DType type = DType::F32;
+};
+
+bool is_kquant(DType t) {
+  return t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K;
+}
+
+// x as the engine's k-quant GEMM sees it: rounded to float, then to q8_K codes times their scale.
+std::vector<double> q8_K_rounded(const std::vector<double>& x) {
+  const size_t n = x.size();
+  std::vector<float> xf(x.begin(), x.end());
+  std::vector<int8_t> q(n);
+  std::vector<float> d(n / 256);
+  std::vector<int32_t> sums(n / 16);
+  quantize_activations_q8_K(xf.data(), n, q.data(), d.data(), sums.data());
+  std::vector<double> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = double(d[i / 256]) * q[i];
+  return out;
+}
 
 // A 2-D (or a slice of a 3-D) tensor as [rows][cols] doubles; cols = dims[0].
 Mat load(const GgufFile& f, const std::string& name, size_t slice = 0) {
@@ -24,7 +46,9 @@ Mat load(const GgufFile& f, const std::string& name, size_t slice = 0) {
   const size_t rows = t->dims.size() > 1 ? t->dims[1] : 1;
   const size_t rb = dtype_row_bytes(t->type, cols);
   std::vector<float> row(cols);
-  Mat m(rows * cols);
+  Mat m;
+  m.resize(rows * cols);
+  m.type = t->type;
   const uint8_t* base = f.tensor_data(*t) + slice * rows * rb;
   for (size_t r = 0; r < rows; ++r) {
     dequantize_row(t->type, base + r * rb, row.data(), cols);
@@ -34,7 +58,8 @@ Mat load(const GgufFile& f, const std::string& name, size_t slice = 0) {
 }
 
 // y[rows] = W[rows][cols] x[cols]
-std::vector<double> matvec(const Mat& W, const std::vector<double>& x) {
+std::vector<double> matvec(const Mat& W, const std::vector<double>& x_in) {
+  const std::vector<double> x = is_kquant(W.type) ? q8_K_rounded(x_in) : x_in;
   const size_t cols = x.size(), rows = W.size() / cols;
   std::vector<double> y(rows, 0.0);
   for (size_t r = 0; r < rows; ++r)

@@ -1,6 +1,8 @@
 // A naive double-precision forward pass written plainly from the architecture definitions,
 // reading weights straight from the GGUF file: the independent oracle for Model::forward.
-// Deliberately shares no computation with the engine (only the GGUF reader and ModelConfig).
+// Deliberately shares no computation with the engine beyond the GGUF reader, ModelConfig, ggml's
+// dequantize_row and, for k-quant matrices, the q8_K activation rounding the engine's contract
+// defines (quantize_activations_q8_K, pinned by its own hand-worked test).
 #pragma once
 #include <cstdint>
 #include <string>

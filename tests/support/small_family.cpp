@@ -19,4 +19,14 @@ const Model& small_family_target() {
   return *m;
 }
 
+const Model& medium_q4_k_m_target() {
+  static const std::unique_ptr<Model> m = [] {
+    const std::string dir = std::string(ACCELBENCH_SOURCE_DIR) + "/models-cache/medium-q4_k_m";
+    if (!std::filesystem::exists(dir + "/target.gguf"))
+      make_synthetic_family("medium", dir, 0, *weight_scheme_from_name("q4_k_m"));
+    return Model::load(dir + "/target.gguf");
+  }();
+  return *m;
+}
+
 }  // namespace accel::test

@@ -7,5 +7,8 @@
 namespace accel::test {
 
 const Model& small_family_target();
+// The `medium` family's target in q4_k_m (models-cache/medium-q4_k_m, made on first use, ~0.6 GB):
+// decode of a k-quant model too large for the last-level cache.
+const Model& medium_q4_k_m_target();
 
 }  // namespace accel::test
