@@ -1,7 +1,7 @@
 // `accelbench costmodel rank`: draft selection before running anything, by the analytic ratio
 // r = draft scoring FLOPs / target prefill FLOPs read from the GGUF headers (no weights loaded),
 // and predicted speedup 1/(r + k + eps). eps comes from --eps, or is fitted from a store's
-// costmodel trials with --db.
+// costmodel trials with --db; --model linquad ranks by the linear + quadratic model fitted on --db.
 #include <filesystem>
 #include <iostream>
 
@@ -49,6 +49,7 @@ void register_costmodel_commands(CLI::App& app, CliCommands& out) {
     std::vector<int64_t> contexts = {1024, 4096, 8192, 16384};
     double keep = 0.2, eps = 0;
     int lookahead = 8;
+    std::string model = "ratio";
   };
   auto a = std::make_shared<Args>();
   CLI::App* rank = cm->add_subcommand(
@@ -66,6 +67,10 @@ void register_costmodel_commands(CLI::App& app, CliCommands& out) {
   rank->add_option("--db", a->db, "Fit eps from all costmodel rows of this store instead")
       ->excludes(eps)
       ->check(CLI::ExistingFile);
+  rank->add_option("--model", a->model,
+                   "ratio: 1/(r + k + eps) (the paper's); linquad: the linear + quadratic model "
+                   "with its constants fitted on --db's prefills")
+      ->check(CLI::IsMember({"ratio", "linquad"}));
   rank->add_option("--format", a->format, "md, csv, latex or json");
   out.push_back({rank, [a] {
                    const nlohmann::json target = file_config(a->target);
@@ -78,10 +83,28 @@ void register_costmodel_commands(CLI::App& app, CliCommands& out) {
                                  << ": a draft must share the target's tokenizer\n";
                      c.push_back({d, cfg});
                    }
-                   const double eps = a->db.empty() ? a->eps : eps_from_store(a->db);
-                   const reports::Table t = reports::draft_ranking_table(
-                       target, std::filesystem::path(a->target).stem().string(), c, a->contexts,
-                       a->keep, a->lookahead, eps);
+                   const std::string name = std::filesystem::path(a->target).stem().string();
+                   reports::Table t;
+                   if (a->model == "linquad") {
+                     if (a->db.empty())
+                       throw std::invalid_argument(
+                           "costmodel rank --model linquad: needs --db, the store whose prefills "
+                           "fit the model's constants");
+                     const auto store = results::ResultStore::open_readonly(a->db);
+                     const reports::LinQuadFit fit =
+                         reports::fit_store_prefills(store, reports::ReportOptions{});
+                     if (!fit.ok)
+                       throw std::runtime_error(
+                           a->db + ": " + std::to_string(fit.n) +
+                           " f32 prefills do not determine the linear + quadratic constants "
+                           "(needs prefills of at least three sizes)");
+                     t = reports::draft_ranking_table_linquad(target, name, c, a->contexts, a->keep,
+                                                              a->lookahead, fit);
+                   } else {
+                     const double eps = a->db.empty() ? a->eps : eps_from_store(a->db);
+                     t = reports::draft_ranking_table(target, name, c, a->contexts, a->keep,
+                                                      a->lookahead, eps);
+                   }
                    std::cout << reports::render(t, reports::parse_format(a->format));
                    return 0;
                  }});

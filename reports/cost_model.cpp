@@ -7,11 +7,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <tuple>
 
+#include "reports/linquad_model.h"
 #include "reports/stats.h"
 
 namespace accel::reports {
@@ -54,10 +57,17 @@ double output_macs(const nlohmann::json& c) {
 
 }  // namespace
 
+double prefill_linear_flops(const nlohmann::json& c, int64_t n) {
+  return 2 * (double(n) * field(c, "n_layer") * linear_macs_per_token(c) + output_macs(c));
+}
+
+double attention_pair_flops(const nlohmann::json& c) {
+  return 2 * field(c, "n_layer") * attention_macs_per_pair(c);
+}
+
 double prefill_flops(const nlohmann::json& c, int64_t n) {
-  const double L = field(c, "n_layer"), N = double(n);
-  return 2 * (N * L * linear_macs_per_token(c) + L * attention_macs_per_pair(c) * N * (N + 1) / 2 +
-              output_macs(c));
+  const double N = double(n);
+  return prefill_linear_flops(c, n) + attention_pair_flops(c) * N * (N + 1) / 2;
 }
 
 double decode_step_flops(const nlohmann::json& c, int64_t context) {
@@ -122,6 +132,58 @@ Cell num(double x, const char* f) {
   return std::isfinite(x) ? Cell(fmt(x, f), x) : Cell("—", nullptr);
 }
 
+std::string varying_label(const nlohmann::json& params,
+                          const std::map<std::string, std::vector<std::string>>& varying,
+                          const std::string& method) {
+  std::vector<std::string> keys;
+  if (const auto it = varying.find(method); it != varying.end())
+    for (const auto& k : it->second)
+      if (k != "keep") keys.push_back(k);
+  return keys.empty() ? "" : params_label(params, keys);
+}
+
+// The target's own prefill in a trial: the baseline's whole prompt, or the kept tokens of a
+// sparse prefill (attending among themselves), with the prefill and first-token phases' seconds.
+struct TargetPrefill {
+  std::string target_sha;
+  int64_t ctx = 0;
+  PrefillObservation obs;
+};
+
+std::optional<TargetPrefill> target_prefill(const TrialRecord& t, bool baseline) {
+  if (!t.phases.count("prefill")) return std::nullopt;
+  const int64_t m = baseline ? t.prompt_tokens : t.kept_tokens;
+  if (m <= 0) return std::nullopt;
+  try {
+    return TargetPrefill{t.target.sha256,
+                         t.context_len,
+                         {prefill_flops_split(t.target.config, m, causal_pairs(m)),
+                          phase(t, "prefill") + phase(t, "first_token")}};
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;  // no stored model config (pre-v3 store)
+  }
+}
+
+// The linear + quadratic fit of one target's prefills, leaving out those at context `skip` (0:
+// none), for the leave-one-context-out check.
+LinQuadFit fit_target(const std::vector<TargetPrefill>& all, const std::string& sha, int64_t skip) {
+  std::vector<PrefillObservation> obs;
+  for (const auto& p : all)
+    if (p.target_sha == sha && p.ctx != skip) obs.push_back(p.obs);
+  return fit_linquad(obs);
+}
+
+// Speedup the linear + quadratic model predicts, shaped like the ratio model (which charges the
+// sparse prefill k x the measured full one and measures the rest): the measured baseline TTFT over
+// the method's measured time outside the target's prefill (draft scoring, selection, overhead)
+// plus the fitted cost of the sparse prefill. Only the sparse prefill is modelled in both.
+double linquad_speedup(const LinQuadFit& f, const nlohmann::json& cfg, double base_ttft,
+                       double kept, double other_seconds) {
+  if (!f.ok) return NAN;
+  const auto m = int64_t(std::llround(kept));
+  return base_ttft / (other_seconds + f.seconds(prefill_flops_split(cfg, m, causal_pairs(m))));
+}
+
 }  // namespace
 
 Table costmodel_table(const results::ResultStore& store, const ReportOptions& opt) {
@@ -141,10 +203,17 @@ Table costmodel_table(const results::ResultStore& store, const ReportOptions& op
     }
     bool operator<(const Key& o) const { return tie() < o.tie(); }
   };
+  // A resolved SpecPrefill configuration has a dozen parameters, most at their preset: only
+  // those that vary within the method (keep has its own column) label a row.
+  const auto varying = varying_params_by_method(trials);
   std::map<Key, std::vector<const TrialRecord*>> groups;
+  std::vector<TargetPrefill> prefills;  // f32-cache trials: the linear + quadratic fit's data
   size_t fallbacks = 0;
   for (const auto& t : trials) {
-    if (t.method == opt.baseline_method) {
+    const bool base = t.method == opt.baseline_method;
+    if (kv_dtype_of(t) == "f32" && !fell_back(t) && (base || has_scoring_phases(t)))
+      if (auto p = target_prefill(t, base)) prefills.push_back(*p);
+    if (base) {
       if (kv_dtype_of(t) != "f32") continue;  // ratios are against the f32-cache baseline
       const Setting s{t.target.sha256, t.context_len, t.workload};
       if (t.ttft_s) base_ttft[s].push_back(*t.ttft_s);
@@ -161,7 +230,8 @@ Table costmodel_table(const results::ResultStore& store, const ReportOptions& op
     nlohmann::json p = t.params;
     if (p.is_object()) p.erase("keep");
     groups[{model_label(t.target), t.target.sha256, model_label(*t.draft), t.draft->sha256,
-            t.workload, t.method, params_label(p), kv_rank(kv_dtype_of(t)), t.context_len}]
+            t.workload, t.method, varying_label(p, varying, t.method), kv_rank(kv_dtype_of(t)),
+            t.context_len}]
         .push_back(&t);
   }
 
@@ -180,21 +250,28 @@ Table costmodel_table(const results::ResultStore& store, const ReportOptions& op
                                       {"measured", "Measured", Align::Right},
                                       {"eps", "eps", Align::Right},
                                       {"G", "G", Align::Right},
+                                      {"predicted_lq", "Pred. lin+quad", Align::Right},
+                                      {"G_lq", "G lin+quad", Align::Right},
+                                      {"G_lq_loco", "G lin+quad (LOCO)", Align::Right},
                                       {"n", "n", Align::Right}})
     tab.columns.push_back(std::move(c));
   // eps is fitted per target architecture and, when KV types vary, per KV type.
   std::map<std::pair<std::string, std::pair<bool, std::string>>, std::vector<CostPoint>> by_arch;
   std::set<std::string> missing;
   std::set<std::string> synthetic;
+  std::map<std::string, LinQuadFit> fits;  // by target sha256, over every context
+  std::map<std::string, std::string> target_names;
   for (const auto& [key, ts] : groups) {
+    target_names[key.target_sha] = key.target;
     const TrialRecord& t0 = *ts.front();
     if (t0.target.config.contains("synthetic_family"))
       synthetic.insert(t0.target.config["synthetic_family"].get<std::string>());
     const Setting s{key.target_sha, key.ctx, key.workload};
-    std::vector<double> ttft, cd;
+    std::vector<double> ttft, cd, other;
     double kept = 0, prompt = 0;
     for (const auto* t : ts) {
       if (t->ttft_s) ttft.push_back(*t->ttft_s);
+      if (t->ttft_s) other.push_back(*t->ttft_s - phase(*t, "prefill") - phase(*t, "first_token"));
       cd.push_back(phase(*t, "draft_prefill") + phase(*t, "lookahead") + phase(*t, "score"));
       kept += double(t->kept_tokens);
       prompt += double(t->prompt_tokens);
@@ -229,6 +306,16 @@ Table costmodel_table(const results::ResultStore& store, const ReportOptions& op
     }
     const double pred = predicted_speedup(r, k);
     const double eps = 1 / measured - r - k;
+    double pred_lq = NAN, pred_loco = NAN;
+    if (key.kv.second == "f32" && !other.empty() && bt != base_ttft.end()) {
+      const double kept_mean = kept / double(ts.size()), base = mean(bt->second);
+      if (!fits.count(key.target_sha))
+        fits[key.target_sha] = fit_target(prefills, key.target_sha, 0);
+      pred_lq =
+          linquad_speedup(fits[key.target_sha], t0.target.config, base, kept_mean, mean(other));
+      pred_loco = linquad_speedup(fit_target(prefills, key.target_sha, key.ctx), t0.target.config,
+                                  base, kept_mean, mean(other));
+    }
     if (std::isfinite(eps)) by_arch[{t0.target.arch, key.kv}].push_back({r, k, measured});
     std::vector<Cell> row = {
         Cell(key.target), Cell(key.draft),
@@ -238,7 +325,8 @@ Table costmodel_table(const results::ResultStore& store, const ReportOptions& op
          {Cell(std::to_string(key.ctx), key.ctx),
           keep.is_null() ? Cell("—", nullptr) : Cell(keep.dump(), keep), num(k, "%.3f"),
           num(r, "%.3f"), num(r_flops, "%.3f"), num(pred, "%.2f×"), measured_cell, num(eps, "%.3f"),
-          num(pred / measured, "%.2f"), Cell(std::to_string(ts.size()), ts.size())})
+          num(pred / measured, "%.2f"), num(pred_lq, "%.2f×"), num(pred_lq / measured, "%.3f"),
+          num(pred_loco / measured, "%.3f"), Cell(std::to_string(ts.size()), ts.size())})
       row.push_back(std::move(c));
     tab.rows.push_back(std::move(row));
   }
@@ -262,6 +350,29 @@ Table costmodel_table(const results::ResultStore& store, const ReportOptions& op
                   arch.c_str(), f.n, f.eps, f.rms);
     tab.footnotes.push_back(buf);
   }
+  if (!fits.empty())
+    tab.footnotes.push_back(
+        "lin+quad: each target's prefill time fitted as a x linear GFLOPs + b x attention "
+        "GFLOPs + c (analytic FLOPs; a sparse prefill of m kept tokens has m (m + 1) / 2 "
+        "attention pairs) by least squares on relative residuals over its f32-cache baseline "
+        "and sparse prefills; predicted speedup = baseline TTFT / (the method's time outside "
+        "the target's prefill + fitted sparse prefill): the ratio model's shape with the "
+        "sparse prefill's k x C_t replaced by the fit. G lin+quad is in-sample; LOCO refits "
+        "without the row's context length and predicts it.");
+  for (const auto& [sha, f] : fits) {
+    char buf[320];
+    if (f.ok)
+      std::snprintf(buf, sizeof buf,
+                    "lin+quad fit for %s (%d prefills): linear %.3g GFLOP/s, attention %.3g "
+                    "GFLOP/s, constant %.3g ms; rms relative residual %.3f.",
+                    target_names[sha].c_str(), f.n, 1 / f.a, 1 / f.b, f.c * 1e3, f.rms_rel);
+    else
+      std::snprintf(buf, sizeof buf,
+                    "lin+quad fit for %s: %d prefills do not determine its three constants "
+                    "(needs prefills of at least three sizes).",
+                    target_names[sha].c_str(), f.n);
+    tab.footnotes.push_back(buf);
+  }
   for (const auto& m : missing)
     tab.footnotes.push_back("No '" + opt.baseline_method + "'" +
                             (show_kv ? " trials with an f32 KV cache" : " trials") + " for " + m +
@@ -281,12 +392,16 @@ Table costmodel_table(const results::ResultStore& store, const ReportOptions& op
   return tab;
 }
 
-Table draft_ranking_table(const nlohmann::json& target_cfg, const std::string& target_name,
-                          const std::vector<DraftCandidate>& drafts,
-                          const std::vector<int64_t>& contexts, double keep, int lookahead,
-                          double eps) {
+namespace {
+
+// Ranks drafts by predict(draft config, context) (r shown beside), best at the longest context.
+Table rank_drafts(const std::string& title, const nlohmann::json& target_cfg,
+                  const std::vector<DraftCandidate>& drafts, const std::vector<int64_t>& contexts,
+                  int lookahead,
+                  const std::function<double(const nlohmann::json&, int64_t)>& predict,
+                  const std::string& footnote) {
   Table t;
-  t.title = "Draft ranking for " + target_name + " by predicted speedup 1/(r + k + eps)";
+  t.title = title;
   t.columns = {{"rank", "Rank", Align::Right}, {"draft", "Draft", Align::Left}};
   for (int64_t c : contexts) {
     const std::string cs = std::to_string(c);
@@ -302,7 +417,7 @@ Table draft_ranking_table(const nlohmann::json& target_cfg, const std::string& t
     Scored x{&d, {}, {}};
     for (int64_t c : contexts) {
       x.r.push_back(analytic_ratio(d.config, target_cfg, c, lookahead));
-      x.pred.push_back(predicted_speedup(x.r.back(), keep, eps));
+      x.pred.push_back(predict(d.config, c));
     }
     s.push_back(std::move(x));
   }
@@ -317,14 +432,77 @@ Table draft_ranking_table(const nlohmann::json& target_cfg, const std::string& t
     }
     t.rows.push_back(std::move(row));
   }
+  t.footnotes.push_back(footnote);
+  return t;
+}
+
+// Draft scoring's FLOPs split like a prefill's: the draft's prefill of n tokens, lookahead - 1
+// decode steps (one token against n + j keys) and the lookahead queries' q.k over the n keys.
+PrefillFlops scoring_flops_split(const nlohmann::json& d, int64_t n, int lookahead) {
+  PrefillFlops f = prefill_flops_split(d, n, causal_pairs(n));
+  for (int j = 1; j < lookahead; ++j) {
+    f.linear += prefill_linear_flops(d, 1);
+    f.attention += attention_pair_flops(d) * double(n + j);
+  }
+  f.attention += attention_pair_flops(d) / 2 * double(lookahead) * double(n);
+  return f;
+}
+
+}  // namespace
+
+Table draft_ranking_table(const nlohmann::json& target_cfg, const std::string& target_name,
+                          const std::vector<DraftCandidate>& drafts,
+                          const std::vector<int64_t>& contexts, double keep, int lookahead,
+                          double eps) {
   char buf[240];
   std::snprintf(buf, sizeof buf,
                 "r = analytic FLOP ratio of draft scoring (prefill + %d lookahead queries) to "
                 "target prefill; k = %g; eps = %g. Analytic r ignores how efficiently each model "
                 "runs; measure with `report --table costmodel` after running.",
                 lookahead, keep, eps);
-  t.footnotes.push_back(buf);
-  return t;
+  return rank_drafts(
+      "Draft ranking for " + target_name + " by predicted speedup 1/(r + k + eps)", target_cfg,
+      drafts, contexts, lookahead,
+      [&](const nlohmann::json& d, int64_t c) {
+        return predicted_speedup(analytic_ratio(d, target_cfg, c, lookahead), keep, eps);
+      },
+      buf);
+}
+
+Table draft_ranking_table_linquad(const nlohmann::json& target_cfg, const std::string& target_name,
+                                  const std::vector<DraftCandidate>& drafts,
+                                  const std::vector<int64_t>& contexts, double keep, int lookahead,
+                                  const LinQuadFit& fit) {
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "Predicted = T(target prefill of n) / (T(draft scoring) + T(target prefill of "
+                "the k n kept tokens)), T = a x linear GFLOPs + b x attention GFLOPs + c with "
+                "a = 1/%.3g, b = 1/%.3g s per GFLOP, c = %.3g ms fitted on a store's prefills "
+                "(rms relative residual %.3f); k = %g. The draft is assumed to run at the "
+                "target's rates. r: the analytic FLOP ratio, for reference.",
+                1 / fit.a, 1 / fit.b, fit.c * 1e3, fit.rms_rel, keep);
+  return rank_drafts(
+      "Draft ranking for " + target_name + " by the linear + quadratic cost model", target_cfg,
+      drafts, contexts, lookahead,
+      [&](const nlohmann::json& d, int64_t n) {
+        const auto kept = int64_t(std::llround(keep * double(n)));
+        return fit.seconds(prefill_flops_split(target_cfg, n, causal_pairs(n))) /
+               (fit.seconds(scoring_flops_split(d, n, lookahead)) +
+                fit.seconds(prefill_flops_split(target_cfg, kept, causal_pairs(kept))));
+      },
+      buf);
+}
+
+LinQuadFit fit_store_prefills(const results::ResultStore& store, const ReportOptions& opt) {
+  results::TrialFilter filter;
+  filter.where = opt.where;
+  std::vector<PrefillObservation> obs;
+  for (const auto& t : store.trials(filter)) {
+    const bool base = t.method == opt.baseline_method;
+    if (kv_dtype_of(t) != "f32" || fell_back(t) || !(base || has_scoring_phases(t))) continue;
+    if (auto p = target_prefill(t, base)) obs.push_back(p->obs);
+  }
+  return fit_linquad(obs);
 }
 
 }  // namespace accel::reports

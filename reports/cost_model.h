@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "reports/linquad_model.h"
 #include "reports/table.h"
 #include "reports/tables.h"
 #include "results/result_store.h"
@@ -20,6 +21,10 @@ namespace accel::reports {
 // RoPE, softmax and routing are left out (a few percent at most). `cfg` is a ModelRef::config
 // object; throws std::invalid_argument naming a missing or non-positive field.
 double prefill_flops(const nlohmann::json& cfg, int64_t n_tokens);
+// Its two parts: the matrix products of n tokens plus the output row, and attention's FLOPs per
+// (query, key) pair over all layers (prefill_flops = linear + per-pair x n (n + 1) / 2).
+double prefill_linear_flops(const nlohmann::json& cfg, int64_t n_tokens);
+double attention_pair_flops(const nlohmann::json& cfg);
 // One decode step attending `context` keys, with the output layer.
 double decode_step_flops(const nlohmann::json& cfg, int64_t context);
 // Draft scoring of SpecPrefill: prefill of n tokens, lookahead - 1 decode steps, and the lookahead
@@ -62,5 +67,15 @@ Table draft_ranking_table(const nlohmann::json& target_cfg, const std::string& t
                           const std::vector<DraftCandidate>& drafts,
                           const std::vector<int64_t>& contexts, double keep, int lookahead,
                           double eps);
+
+// The same ranked by the linear + quadratic model (linquad_model.h) with constants fitted on a
+// store (fit_store_prefills); the draft's scoring is charged at the target's fitted rates.
+Table draft_ranking_table_linquad(const nlohmann::json& target_cfg, const std::string& target_name,
+                                  const std::vector<DraftCandidate>& drafts,
+                                  const std::vector<int64_t>& contexts, double keep, int lookahead,
+                                  const LinQuadFit& fit);
+// One linear + quadratic fit over every f32-cache baseline and sparse prefill the selection holds
+// (all targets pooled).
+LinQuadFit fit_store_prefills(const results::ResultStore& store, const ReportOptions& opt);
 
 }  // namespace accel::reports

@@ -68,6 +68,19 @@ TEST(CostModelCli, FitsEpsFromAStore) {
       test::run_cli("costmodel rank --target " + t + " --draft " + d + " --db " + db + " --eps 0.1",
                     &out),
       0);
+  // The linear + quadratic model: baseline prefills at 256 and 512 and sparse ones of the kept
+  // tokens give four sizes, enough for its three constants; it needs a store.
+  ASSERT_EQ(test::run_cli("costmodel rank --model linquad --target " + t + " --draft " + d +
+                              " --db " + db + " --format json",
+                          &out),
+            0)
+      << out;
+  const auto lq = nlohmann::json::parse(out);
+  EXPECT_NE(lq["title"].get<std::string>().find("linear + quadratic"), std::string::npos);
+  EXPECT_EQ(lq["rows"].size(), 1u);
+  EXPECT_NE(test::run_cli("costmodel rank --model linquad --target " + t + " --draft " + d, &out),
+            0);
+  EXPECT_NE(out.find("needs --db"), std::string::npos) << out;
 }
 
 }  // namespace

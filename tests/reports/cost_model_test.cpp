@@ -1,6 +1,8 @@
 // The ratio cost model: analytic FLOP counts on hand-worked configs, the least-squares eps fit,
-// the costmodel table on a store of known timings, and draft ranking.
+// the costmodel table on a store of known timings, and draft ranking; the linear + quadratic
+// model's fit and its predictions on timings that follow its law exactly.
 #include "reports/cost_model.h"
+#include "reports/linquad_model.h"
 
 #include <gtest/gtest.h>
 
@@ -124,6 +126,81 @@ TEST(CostModel, TableOnKnownTimings) {
       << md;
   EXPECT_NE(md.find("3 trial(s) fell back to full prefill"), std::string::npos) << md;
   EXPECT_NE(md.find("random-weight synthetic model"), std::string::npos) << md;
+}
+
+// Timings generated exactly from seconds = a x linear GFLOPs + b x attention GFLOPs + c at four
+// prefill sizes: the fit recovers a, b and c to rounding (1e-9 relative: the normal equations of
+// a well-conditioned 3 x 3 system in double), with zero residual; one size alone is refused.
+TEST(LinQuadModel, FitRecoversTheConstantsOfExactTimings) {
+  const nlohmann::json cfg = tiny_cfg();
+  const double a = 20, b = 0.5, c = 0.003;
+  std::vector<PrefillObservation> obs;
+  for (int64_t m : {100, 400, 1000, 4000}) {
+    const PrefillFlops f = prefill_flops_split(cfg, m, causal_pairs(m));
+    obs.push_back({f, a * f.linear * 1e-9 + b * f.attention * 1e-9 + c});
+  }
+  // The split adds up to prefill_flops: per-token part + output row, and 8 x 2 FLOPs per pair.
+  const PrefillFlops f3 = prefill_flops_split(cfg, 3, causal_pairs(3));
+  EXPECT_DOUBLE_EQ(f3.linear + f3.attention, prefill_flops(cfg, 3));
+  EXPECT_DOUBLE_EQ(f3.attention, 16.0 * 6);
+  const LinQuadFit fit = fit_linquad(obs);
+  ASSERT_TRUE(fit.ok);
+  EXPECT_NEAR(fit.a, a, 1e-9 * a);
+  EXPECT_NEAR(fit.b, b, 1e-9 * b);
+  EXPECT_NEAR(fit.c, c, 1e-9 * c);
+  EXPECT_LT(fit.rms_rel, 1e-9);
+  const std::vector<PrefillObservation> one_size(3, obs[0]);
+  EXPECT_FALSE(fit_linquad(one_size).ok);
+  EXPECT_FALSE(fit_linquad(std::span(obs).first(2)).ok);
+}
+
+// A store whose baseline and sparse prefills follow the linear + quadratic law exactly (the
+// config's FLOPs at a = 2 s per linear GFLOP and b = 5 s per attention GFLOP, the tiny config's
+// FLOPs being few, and c = 1 ms: attention dominates), with SpecPrefill keeping 20% at contexts
+// 1000, 2000 and 4000 and 1 ms of draft scoring: the lin+quad prediction equals the measured
+// speedup (G = 1 to 1e-6, in sample and leaving each context out), while the ratio model, which
+// charges the sparse prefill k x the full one, mispredicts (its G differs from 1 by over 5%).
+TEST(LinQuadModel, CostmodelTablePredictsTimingsThatFollowTheLawExactly) {
+  test::TempDir dir;
+  auto s = results::ResultStore::open(dir.file("r.sqlite"));
+  const std::string run = s.begin_run(test::full_run());
+  const nlohmann::json cfg = tiny_cfg();
+  const auto law = [&](int64_t m) {
+    const PrefillFlops f = prefill_flops_split(cfg, m, causal_pairs(m));
+    return 2 * f.linear * 1e-9 + 5 * f.attention * 1e-9 + 0.001;
+  };
+  for (int64_t n : {1000, 2000, 4000}) {
+    auto b = test::simple_trial(run, "baseline", nlohmann::json::object(), n, "s0", 0, law(n));
+    b.target.config = cfg;
+    b.prompt_tokens = n;
+    b.phases = {{"prefill", law(n)}, {"first_token", 0.0}};
+    s.record_case({b});
+    const int64_t kept = n / 5;
+    auto t = test::simple_trial(run, "specprefill", {{"keep", 0.2}, {"lookahead", 8}}, n, "s0", 0,
+                                0.001 + law(kept));
+    t.target = b.target;
+    t.draft = results::ModelRef{"/m/draft.gguf", "sha-draft", "llama", 100, cfg};
+    t.phases = {{"draft_prefill", 0.006},
+                {"lookahead", 0.003},
+                {"score", 0.001},
+                {"prefill", law(kept)},
+                {"first_token", 0.0}};
+    t.prompt_tokens = n;
+    t.kept_tokens = kept;
+    s.record_case({t});
+  }
+  const auto j = to_json(make_report(s, "costmodel", {}));
+  ASSERT_EQ(j["rows"].size(), 3u);
+  for (const auto& row : j["rows"]) {
+    EXPECT_NEAR(row["G_lq"].get<double>(), 1.0, 1e-6) << row.dump();
+    EXPECT_NEAR(row["G_lq_loco"].get<double>(), 1.0, 1e-6) << row.dump();
+    EXPECT_GT(std::fabs(row["G"].get<double>() - 1.0), 0.05) << row.dump();
+  }
+  const std::string md = render(make_report(s, "costmodel", {}), Format::Markdown);
+  EXPECT_NE(md.find("lin+quad fit for target (6 prefills): linear 0.5 GFLOP/s, attention 0.2 "
+                    "GFLOP/s, constant 1 ms"),
+            std::string::npos)
+      << md;
 }
 
 TEST(CostModel, DraftRankingOrdersByPredictedSpeedup) {

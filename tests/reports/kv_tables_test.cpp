@@ -120,11 +120,14 @@ TEST_F(KvFixture, RowsOfTwoKvTypesAreNotMerged) {
        "method's run with an f32 KV cache."}));
   EXPECT_TRUE(lines_match(print("costmodel"),
                           {"| Target | Draft | Method | KV | Context | keep | k | r | r (FLOPs) | "
-                           "Pred. 1/(r+k) | Measured | eps | G | n |",
-                           "| target | draft | specprefill (lookahead=8) | f32 | 1024 | 0.3 | "
-                           "0.200 | 0.100 | — | 3.33× | 2.00× [%f, %f] | 0.200 | 1.67 | 3 |",
-                           "| target | draft | specprefill (lookahead=8) | f16 | 1024 | 0.3 | "
-                           "0.200 | 0.100 | — | 3.33× | 2.44× [%f, %f] | 0.109 | 1.36 | 3 |",
+                           "Pred. 1/(r+k) | Measured | eps | G | Pred. lin+quad | G lin+quad | "
+                           "G lin+quad (LOCO) | n |",
+                           "| target | draft | specprefill | f32 | 1024 | 0.3 | "
+                           "0.200 | 0.100 | — | 3.33× | 2.00× [%f, %f] | 0.200 | 1.67 | — | — | "
+                           "— | 3 |",
+                           "| target | draft | specprefill | f16 | 1024 | 0.3 | "
+                           "0.200 | 0.100 | — | 3.33× | 2.44× [%f, %f] | 0.109 | 1.36 | — | — | "
+                           "— | 3 |",
                            "Note: eps fit (least squares, target architecture llama, KV f32, 1 "
                            "configurations): 0.2000, rms residual of 1/S 0.0000.",
                            "Note: eps fit (least squares, target architecture llama, KV f16, 1 "
@@ -166,7 +169,7 @@ TEST_F(KvFixture, SpeedupsUseTheF32Baseline) {
                           {"| specprefill |  | f16 | 0.3 | 1024 | 0.450 ± 0.050 | — |%*"}));
   EXPECT_TRUE(lines_match(
       print("costmodel", f16),
-      {"| target | draft | specprefill (lookahead=8) | f16 | 1024 | 0.3 | 0.200 | — |%*",
+      {"| target | draft | specprefill | f16 | 1024 | 0.3 | 0.200 | — |%*",
        "Note: No 'baseline' trials with an f32 KV cache for target at context 1024: r and the "
        "measured speedup are not available."}));
 }
