@@ -333,7 +333,7 @@ Plan load_plan(const std::string& path, const std::string& models_dir) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range (number overflow)
     throw PlanError("[plan] " + path + ": not valid JSON: " + e.what());
   }
   return parse_plan(j, path, models_dir);

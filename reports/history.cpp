@@ -66,7 +66,8 @@ History load_history(const std::vector<std::pair<std::string, const results::Res
     throw std::invalid_argument("no trial in the store(s) has metric '" + opt.metric + "'");
   // Only runs that hold a measurement become points.
   std::map<RunKey, size_t> index;
-  for (const auto& [k, run] : runs) {
+  for (const auto& [key, run] : runs) {
+    const RunKey& k = key;  // a lambda may not capture a structured binding before C++20 (clang 14)
     const bool used = std::any_of(by_case_run.begin(), by_case_run.end(),
                                   [&](const auto& e) { return e.first.second == k; });
     if (!used) continue;

@@ -156,7 +156,8 @@ PublishedSet load_published(const std::string& path) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (
+      const nlohmann::json::exception& e) {  // parse_error, or out_of_range (a number overflows)
     throw std::invalid_argument("[published] " + path + ": not valid JSON: " + e.what());
   }
   if (!j.is_object()) c.fail("(top level)", "must be an object");

@@ -103,8 +103,9 @@ Cell cross_cell(const Config& a, const Config& b, bool diagonal) {
   for (const auto& [sk, trials] : a.outputs) {
     if (diagonal) {
       ++n;
+      const auto& first = first_output(trials);  // (clang 14 lambdas cannot capture bindings)
       same += std::all_of(trials.begin(), trials.end(),
-                          [&](const auto& t) { return t.second == first_output(trials); });
+                          [&](const auto& t) { return t.second == first; });
       continue;
     }
     const auto it = b.outputs.find(sk);

@@ -3,7 +3,8 @@
 # already present are skipped, and nothing is downloaded from anywhere but the package archive.
 set -euo pipefail
 packages=(g++ cmake ninja-build pkg-config libeigen3-dev nlohmann-json3-dev libcli11-dev libgtest-dev
-  libgmock-dev libbenchmark-dev libsqlite3-dev libpcre2-dev libfmt-dev libssl-dev clang-format)
+  libgmock-dev libbenchmark-dev libsqlite3-dev libpcre2-dev libfmt-dev libssl-dev clang-format
+  clang libclang-rt-14-dev)  # clang + its runtime (libFuzzer, sanitizers): scripts/fuzz.sh
 # Optional: Debian's chromium, for the headless screenshot test of the dashboard and a plot
 # (tests/harness/browser_screenshot_test.cpp skips with a message without it). Never fails setup;
 # ACCELBENCH_NO_BROWSER=1 skips it.

@@ -79,7 +79,8 @@ Record parse_record(std::string_view line, const std::string& file, size_t line_
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(line);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (
+      const nlohmann::json::exception& e) {  // parse_error, or out_of_range (a number overflows)
     fail(file, line_no, std::string("invalid JSON (truncated line?): ") + e.what());
   }
   if (!j.is_object()) fail(file, line_no, "expected a JSON object, got " + type_of(j));

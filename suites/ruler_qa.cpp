@@ -203,6 +203,8 @@ std::shared_ptr<const QaDataset> load_qa(const std::string& dataset, const std::
   } catch (const json::parse_error& e) {
     throw std::invalid_argument(src + ": invalid JSON at byte " + std::to_string(e.byte) + ": " +
                                 e.what());
+  } catch (const json::exception& e) {  // out_of_range: a number overflows a double
+    throw std::invalid_argument(src + ": invalid JSON: " + e.what());
   }
   text.clear();
   auto d =

@@ -1,7 +1,10 @@
 // Plan validation (every error names the file and field) and expansion into cases.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "harness/plan.h"
+#include "tests/support/test_support.h"
 #include "harness/runner.h"
 
 namespace accel {
@@ -99,6 +102,20 @@ TEST(Plan, KvDtypesAreASweepDimension) {
 TEST(Plan, DefaultPlanIsValid) {
   const Plan p = parse_plan(default_plan_json(), "builtin", "models-cache");
   EXPECT_GT(expand_plan(p).size(), 0u);
+}
+
+// A number that overflows a double makes nlohmann throw out_of_range, not parse_error: found by
+// the plan fuzzer (tests/fuzz/regressions/plan/), it must be a PlanError naming the file.
+TEST(Plan, JsonNumberOverflowIsAPlanErrorNamingTheFile) {
+  test::TempDir dir;
+  const std::string path = dir.file("big.json");
+  std::ofstream(path) << R"({"trials": 1e99999})";
+  try {
+    load_plan(path, dir.file("m"));
+    FAIL() << "no error";
+  } catch (const PlanError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": not valid JSON"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Plan, ErrorsNameTheField) {

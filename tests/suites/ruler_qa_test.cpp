@@ -89,6 +89,7 @@ TEST_F(RulerQaBadFile, MissingFieldsWrongTypesTruncationAndInvalidUtf8NameFileAn
   expect_refused("squad", R"({"data": [{"paragraphs": [{"context": "c", "qas": [)",
                  {"invalid JSON at byte"});
   expect_refused("squad", "{\"data\": [\"caf\xc3\"]}", {"invalid UTF-8 at byte 14"});
+  expect_refused("squad", R"({"data": [1e99999]})", {"invalid JSON", "number overflow"});
   expect_refused("squad", std::string(100, '[') + std::string(100, ']'), {"nested deeper than 64"});
   expect_refused("hotpotqa", R"({"question": "q"})", {"expected an array of questions"});
   expect_refused("hotpotqa", R"([{"question": "q", "answer": "a", "context": [["t"]]}])",
