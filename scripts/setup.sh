@@ -2,9 +2,10 @@
 # Installs accelbench's build dependencies from Debian's archive (Debian 12). Idempotent: packages
 # already present are skipped, and nothing is downloaded from anywhere but the package archive.
 set -euo pipefail
+# clang, libclang-rt-14-dev (libFuzzer, sanitizers) and libomp-dev (clang's OpenMP): scripts/fuzz.sh.
 packages=(g++ cmake ninja-build pkg-config libeigen3-dev nlohmann-json3-dev libcli11-dev libgtest-dev
   libgmock-dev libbenchmark-dev libsqlite3-dev libpcre2-dev libfmt-dev libssl-dev clang-format
-  clang libclang-rt-14-dev)  # clang + its runtime (libFuzzer, sanitizers): scripts/fuzz.sh
+  clang libclang-rt-14-dev libomp-dev)
 # Optional: Debian's chromium, for the headless screenshot test of the dashboard and a plot
 # (tests/harness/browser_screenshot_test.cpp skips with a message without it). Never fails setup;
 # ACCELBENCH_NO_BROWSER=1 skips it.
