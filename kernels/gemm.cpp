@@ -217,7 +217,7 @@ const std::array<UKernel, kMR>& kernels_for(DType t) {
       return kKernels<DType::Q8_0>;
     case DType::Q4_0:
       return kKernels<DType::Q4_0>;
-    default:  // F32, and the dequantized scratch; k-quants take gemm_kquant's path
+    default:  // F32, and the dequantized scratch; k-quants take gemm_kquant_part
       return kKernels<DType::F32>;
   }
 }
@@ -280,7 +280,7 @@ void dequant_slice(DType t, const uint8_t* pan, size_t k0, size_t kc, float* __r
     case DType::Q4_K:
     case DType::Q5_K:
     case DType::Q6_K:
-      assert(false && "k-quants never use the f32 scratch (gemm_kquant)");
+      assert(false && "k-quants never use the f32 scratch (gemm_kquant_part)");
       return;
   }
 }
