@@ -220,6 +220,29 @@ void parse_kv_dtypes(const nlohmann::json& j, const std::string& src, Plan& p) {
   }
 }
 
+// Expands list-valued params into every combination (keys in sorted order, values in given order).
+std::vector<nlohmann::json> param_combinations(const nlohmann::json& params) {
+  std::vector<nlohmann::json> out{nlohmann::json::object()};
+  for (auto& [k, v] : params.items()) {
+    std::vector<nlohmann::json> next;
+    const nlohmann::json values = v.is_array() ? v : nlohmann::json::array({v});
+    for (const auto& base : out)
+      for (const auto& x : values) {
+        nlohmann::json c = base;
+        c[k] = x;
+        next.push_back(c);
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+// a * b, saturating at UINT64_MAX (counts of cases only need comparing against a limit).
+uint64_t saturating_mul(uint64_t a, uint64_t b) {
+  uint64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
 }  // namespace
 
 std::string ModelSetSpec::path(const std::string& role) const {
@@ -314,12 +337,32 @@ Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::stri
   }
   if (j.contains("description") && !j["description"].is_string())
     fail(src, "description", "must be a string");
-  // Validate every parameter combination now, so a bad sweep value fails before anything runs.
+  // Count the cases before making any: a plan is untrusted, and a few kilobytes of it (100000
+  // samples x 2000 context lengths, or twelve 10-value sweeps) used to expand here into more cases
+  // than memory holds (libFuzzer's out-of-memory in tests/fuzz/fuzz_plan.cpp on
+  // tests/fuzz/regressions/plan/). No runnable plan comes near the cap.
+  uint64_t n_cases = 0;
+  for (const auto& m : p.methods) {
+    if (n_cases > kMaxPlanCases) break;
+    uint64_t n = 1;
+    for (auto& [k, v] : m.params.items()) n = saturating_mul(n, v.is_array() ? v.size() : 1);
+    for (uint64_t f : {uint64_t(p.models.size()), uint64_t(p.kv_dtypes.size()),
+                       uint64_t(p.context_lengths.size()), uint64_t(p.suite.samples)})
+      n = saturating_mul(n, f);
+    n_cases = n > kMaxPlanCases - n_cases ? kMaxPlanCases + 1 : n_cases + n;
+  }
+  if (n_cases > kMaxPlanCases)
+    fail(src, "(top level)",
+         "expands to more than " + std::to_string(kMaxPlanCases) +
+             " cases (model sets x methods x parameter sweeps x kv_dtypes x context lengths x "
+             "samples); split it into several plans");
+  // Validate every parameter combination now, so a bad sweep value fails before anything runs
+  // (each combination once, not once per case).
   for (size_t i = 0; i < p.methods.size(); ++i) {
     try {
-      Plan one = p;
-      one.methods = {p.methods[i]};
-      expand_plan(one);
+      const Method& method = find_method(p.methods[i].name);
+      for (const auto& combo : param_combinations(p.methods[i].params))
+        resolve_params(method, combo);
     } catch (const std::invalid_argument& e) {
       fail(src, "methods[" + std::to_string(i) + "].params", e.what());
     }
@@ -338,27 +381,6 @@ Plan load_plan(const std::string& path, const std::string& models_dir) {
   }
   return parse_plan(j, path, models_dir);
 }
-
-namespace {
-
-// Expands list-valued params into every combination (keys in sorted order, values in given order).
-std::vector<nlohmann::json> param_combinations(const nlohmann::json& params) {
-  std::vector<nlohmann::json> out{nlohmann::json::object()};
-  for (auto& [k, v] : params.items()) {
-    std::vector<nlohmann::json> next;
-    const nlohmann::json values = v.is_array() ? v : nlohmann::json::array({v});
-    for (const auto& base : out)
-      for (const auto& x : values) {
-        nlohmann::json c = base;
-        c[k] = x;
-        next.push_back(c);
-      }
-    out = std::move(next);
-  }
-  return out;
-}
-
-}  // namespace
 
 std::vector<Case> expand_plan(const Plan& p) {
   std::vector<Case> cases;

@@ -76,6 +76,9 @@ struct Case {
   std::string label(const Plan& p) const;  // "baseline keep=0.2 ctx=1024 s0 @tiny"
 };
 
+// The most cases a plan may expand to; parse_plan refuses a larger one before expanding it.
+inline constexpr uint64_t kMaxPlanCases = 1'000'000;
+
 // Parses and validates; `source` names the file in errors ("plan.json: methods[1].params.keep:
 // ..."). Synthetic family paths are resolved under models_dir.
 Plan parse_plan(const nlohmann::json& j, const std::string& source, const std::string& models_dir);

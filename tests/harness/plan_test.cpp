@@ -4,8 +4,8 @@
 #include <fstream>
 
 #include "harness/plan.h"
-#include "tests/support/test_support.h"
 #include "harness/runner.h"
+#include "tests/support/test_support.h"
 
 namespace accel {
 namespace {
@@ -28,6 +28,25 @@ std::string error_of(const nlohmann::json& j) {
     return e.what();
   }
   return "";
+}
+
+// A few hundred bytes of plan used to expand into more cases than memory holds inside parse_plan
+// (tests/fuzz/fuzz_plan.cpp; tests/fuzz/regressions/plan/ has the inputs): now counted and refused.
+TEST(Plan, RefusesAPlanThatExpandsPastTheCaseLimitBeforeExpandingIt) {
+  nlohmann::json j = good();
+  j["workload"]["samples"] = 100000;
+  j["context_lengths"] = nlohmann::json::array();
+  for (int i = 1; i <= 11; ++i) j["context_lengths"].push_back(i);
+  EXPECT_NE(error_of(j).find("p.json: (top level): expands to more than 1000000 cases"),
+            std::string::npos)
+      << error_of(j);
+  j["context_lengths"] = {64, 128};  // 200000 cases: allowed
+  EXPECT_EQ(error_of(j), "");
+  // Sweeps multiply too, and saturate rather than overflow.
+  j = good();
+  j["methods"] = {{{"name", "specprefill"}, {"params", nlohmann::json::object()}}};
+  for (int k = 0; k < 60; ++k) j["methods"][0]["params"]["k" + std::to_string(k)] = {1, 2, 3};
+  EXPECT_NE(error_of(j).find("expands to more than"), std::string::npos) << error_of(j);
 }
 
 TEST(Plan, ExpandsCartesianProduct) {
