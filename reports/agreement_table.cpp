@@ -29,7 +29,7 @@ Table agreement_table(const results::ResultStore& store, const ReportOptions& op
   for (const auto& t : trials) {
     if (!t.scores.count("agreement.kl_mean")) continue;
     nlohmann::json p = t.params.is_object() ? t.params : nlohmann::json::object();
-    if (t.draft) p["draft"] = model_label(*t.draft);
+    add_model_labels(t, p);
     rows[{model_label(t.target), t.method, params_label(p), kv_rank(kv_dtype_of(t)), t.context_len}]
         .push_back(&t);
     if (t.target.config.contains("synthetic_family")) synthetic.insert(model_label(t.target));

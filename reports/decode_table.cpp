@@ -112,7 +112,7 @@ Table decode_table(const results::ResultStore& store, const ReportOptions& opt) 
   std::map<std::string, int64_t> threads;  // run_id -> the run's thread count
   for (const auto& t : trials) {
     nlohmann::json p = t.params.is_object() ? t.params : nlohmann::json::object();
-    if (t.draft) p["draft"] = model_label(*t.draft);
+    add_model_labels(t, p);
     rows[{model_label(t.target), t.target.sha256, t.workload,
           t.method == opt.baseline_method ? 0 : 1, t.method, params_label(p),
           kv_rank(kv_dtype_of(t)), t.context_len}]

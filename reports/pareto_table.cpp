@@ -105,7 +105,7 @@ Table pareto_table(const results::ResultStore& store, const ReportOptions& opt) 
     if (varying.count(t.method) && t.params.is_object())
       for (const auto& k : varying.at(t.method))
         if (t.params.contains(k)) p[k] = t.params[k];
-    if (t.draft) p["draft"] = model_label(*t.draft);
+    add_model_labels(t, p);
     Point& pt = groups[{model_label(t.target), t.workload, t.context_len}][{
         t.method, p.empty() ? std::string() : params_label(p), kv_rank(kv_dtype_of(t))}];
     ++pt.trials;

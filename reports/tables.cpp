@@ -46,6 +46,18 @@ std::string json_scalar_text(const nlohmann::json& v) {
 }
 }  // namespace
 
+void add_model_labels(const TrialRecord& t, nlohmann::json& p) {
+  if (t.draft) p["draft"] = model_label(*t.draft);
+  if (!t.inputs.is_object()) return;
+  for (const auto& [role, in] : t.inputs.items()) {
+    if (role == "target" || role == "draft") continue;  // the row's target; model_label above
+    if (!in.is_object() || !in.contains("path") || !in["path"].is_string()) continue;
+    const std::filesystem::path path = in["path"].get<std::string>();
+    const std::string folder = path.parent_path().filename().string();
+    p[role] = (folder.empty() ? "" : folder + "/") + path.stem().string();
+  }
+}
+
 std::string params_label(const nlohmann::json& params, const std::vector<std::string>& keys) {
   if (!params.is_object()) return params.is_null() ? "" : params.dump();
   std::string o;
@@ -164,10 +176,10 @@ struct Selection {
   std::map<std::string, std::vector<std::string>> varying;  // method -> params keys that vary
 };
 
-// params plus the draft model as a pseudo-parameter, so two drafts of one method stay apart.
+// params plus the model labels, so two drafts or two auxiliaries of one method stay apart.
 nlohmann::json identity_params(const TrialRecord& t) {
   nlohmann::json p = t.params.is_object() ? t.params : nlohmann::json::object();
-  if (t.draft) p["draft"] = model_label(*t.draft);
+  add_model_labels(t, p);
   return p;
 }
 

@@ -114,6 +114,10 @@ Table make_report(const results::ResultStore& store, const std::string& name,
 std::string model_label(const results::ModelRef& m);
 const std::vector<std::string>& protocol_phases();
 std::string params_label(const nlohmann::json& params, const std::vector<std::string>& keys = {});
+// Adds the trial's models other than the target to a configuration's params, as pseudo-parameters
+// that keep configurations apart in every table: "draft" (model_label) and each named input file
+// (KV Prediction's "aux", "predictor") as "<folder>/<file stem>" of its path.
+void add_model_labels(const results::TrialRecord& t, nlohmann::json& p);
 // Per method present in `trials`, the parameter names whose values differ between its trials (an
 // empty list when none do): only those label a configuration, since a resolved PLD or SpecPrefill
 // configuration has a dozen parameters, most at their preset. Used by parity, niah and pld.

@@ -149,7 +149,7 @@ void BM_TTFT(benchmark::State& st) {
 
 // Args: prompt tokens, aux kind (0 draft, 1 0.25l, 2 0.50l), threads.
 BENCHMARK(BM_TTFT)
-    ->ArgsProduct({{4096, 8192, 16384}, {0, 1, 2}, {2}})
+    ->ArgsProduct({{4096, 8192, 16384, 32768}, {0, 1, 2}, {2}})
     ->Iterations(1)
     ->UseManualTime()
     ->Unit(benchmark::kSecond);

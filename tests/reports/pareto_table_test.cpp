@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <tuple>
 
 #include "reports/tables.h"
 #include "tests/results/store_fixtures.h"
@@ -64,6 +65,40 @@ TEST(ParetoTable, QualityFlopsRatioAndFrontsAreTheHandWorkedFigures) {
   EXPECT_EQ(cell(t, kvp, "front_flops").data, true);
   // By measured time critiprefill (70 in 0.5 s) is faster than keep 0.5 (0.6 s): on that front.
   EXPECT_EQ(cell(t, crit, "front_ttft").data, true);
+}
+
+// KV Prediction's configurations differ only in their input files (aux, predictor), not in
+// params: the tables keep them apart and label them by file, instead of pooling their trials.
+TEST(ParetoTable, ConfigurationsWithDifferentInputFilesAreSeparateRowsLabelledByFile) {
+  test::TempDir dir;
+  auto s = results::ResultStore::open(dir.file("r.sqlite"));
+  const std::string run = s.begin_run(test::full_run());
+  add(s, run, "baseline", nlohmann::json::object(), "niah.score", 100, 100, 1.0, 10e9);
+  int idx = 10;
+  for (const auto& [aux, q, flops] :
+       {std::tuple{"m/kvp/aux-0.50l.gguf", 40.0, 6e9}, std::tuple{"m/fam/draft.gguf", 20.0, 2e9}}) {
+    for (const char* sample : {"s0", "s1"}) {
+      auto t =
+          test::simple_trial(run, "kvpred", nlohmann::json::object(), 4096, sample, idx++, 0.5);
+      t.workload = "ruler";
+      t.scores = {{"niah.score", q}};
+      t.stats = {{"ttft_flops", flops}};
+      t.inputs = {{"aux", {{"path", aux}, {"sha256", std::string(64, 'a')}}},
+                  {"predictor", {{"path", "m/kvp/pred.gguf"}, {"sha256", std::string(64, 'b')}}},
+                  {"target", {{"path", "m/fam/target.gguf"}, {"sha256", std::string(64, 'c')}}}};
+      s.record_case({t});
+    }
+  }
+  const Table t = pareto_table(s, ReportOptions{});
+  std::map<std::string, size_t> row;
+  for (size_t i = 0; i < t.rows.size(); ++i)
+    row[cell(t, i, "method").text + " " + cell(t, i, "params").text] = i;
+  ASSERT_EQ(t.rows.size(), 3u);
+  const size_t lp = row.at("kvpred aux=kvp/aux-0.50l, predictor=kvp/pred"),
+               c = row.at("kvpred aux=fam/draft, predictor=kvp/pred");
+  EXPECT_DOUBLE_EQ(cell(t, lp, "quality").data.get<double>(), 40.0);
+  EXPECT_DOUBLE_EQ(cell(t, c, "quality").data.get<double>(), 20.0);
+  EXPECT_DOUBLE_EQ(cell(t, c, "ttft_gflops").data.get<double>(), 2.0);
 }
 
 TEST(ParetoTable, LowerIsBetterMetricsFlipTheFrontAndTheReferenceScoresByDefinition) {
