@@ -3,6 +3,7 @@
 // (int4, q8_0) keep records (kernels/kv_quant.h) and attend with the fused kernel
 // (kernels/attention_quant.h) where their placement policy says so.
 #include "models/kv_storage.h"
+#include "models/kv_storage_kivi.h"
 
 #include <algorithm>
 #include <cstring>
@@ -10,6 +11,7 @@
 
 #include "kernels/attention_quant.h"
 #include "kernels/kv_quant.h"
+#include "kernels/kv_quant_kivi.h"
 #include "kernels/quant.h"
 #include "kernels/threading.h"
 
@@ -216,6 +218,15 @@ constexpr KVTypeEntry row(KVDType t, const char* name, int group, bool batch_inv
   return {t, name, group, batch_invariant, &make_storage<S>, &S::bytes_per_row};
 }
 
+template <int Bits>
+std::unique_ptr<KVStorage> make_kivi(int n_layer, int n_kv_heads, int head_dim) {
+  return make_kivi_storage(Bits, n_layer, n_kv_heads, head_dim);
+}
+template <int Bits>
+size_t kivi_row_bytes(int n_kv_heads, int head_dim) {
+  return kivi_bytes_per_row(Bits, n_kv_heads, head_dim);
+}
+
 constexpr KVTypeEntry kKVTypes[] = {
     row<F32Storage>(KVDType::F32, "f32", 1, true),
     row<F16Storage>(KVDType::F16, "f16", 1, true),
@@ -223,6 +234,8 @@ constexpr KVTypeEntry kKVTypes[] = {
     row<Int4UniformStorage>(KVDType::Int4Uniform, "int4-uniform", kKVQuantGroup, true),
     row<Q8Storage>(KVDType::Q8_0, "q8_0", kKVQuantGroup, false),
     row<Q8UniformStorage>(KVDType::Q8_0Uniform, "q8_0-uniform", kKVQuantGroup, true),
+    {KVDType::Kivi4, "kivi4", kKiviGroup, false, &make_kivi<4>, &kivi_row_bytes<4>},
+    {KVDType::Kivi2, "kivi2", kKiviGroup, false, &make_kivi<2>, &kivi_row_bytes<2>},
 };
 
 // The attention kernels of quantized types hold a head in registers: head_dim <= 256 there.

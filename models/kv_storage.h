@@ -17,8 +17,10 @@ namespace accel {
 
 // int4 / q8_0 place quantization as the Open-TQ-Metal seed does (a multi-token batch attends in
 // full precision, a decode step through the quantized cache); the -uniform variants attend
-// through the quantized cache for every batch (batch-invariant). See kv_storage.cpp.
-enum class KVDType { F32, F16, Int4, Int4Uniform, Q8_0, Q8_0Uniform };
+// through the quantized cache for every batch (batch-invariant). See kv_storage.cpp. kivi4 /
+// kivi2 are KIVI's per-channel keys and per-token values with a full-precision residual
+// (kv_storage_kivi.h).
+enum class KVDType { F32, F16, Int4, Int4Uniform, Q8_0, Q8_0Uniform, Kivi4, Kivi2 };
 
 std::string kv_dtype_name(KVDType t);                              // "f32", "f16", "int4", ...
 std::optional<KVDType> kv_dtype_from_name(std::string_view name);  // nullopt when unknown

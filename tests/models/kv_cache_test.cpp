@@ -98,6 +98,10 @@ TEST_P(CacheTypes, BytesAreExactPerEntry) {
     case KVDType::Q8_0Uniform:
       head_bytes = groups * (2 + 32);
       break;
+    case KVDType::Kivi4:  // keys: a 32-token block's codes, scales and mins over its tokens
+    case KVDType::Kivi2:
+      head_bytes = (GetParam().kv == KVDType::Kivi4 ? 4 : 2) * D / 8 + D * 4 / 32;
+      break;
   }
   const size_t per_entry =
       size_t(c.n_layer) * 2 * size_t(c.n_head_kv) * head_bytes + sizeof(int32_t);

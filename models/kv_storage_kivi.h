@@ -1,0 +1,27 @@
+// The KIVI-style KV storage types `kivi4` and `kivi2` (methods.md §4.4): keys quantized per
+// channel over each complete block of 32 tokens, values per token, the newest incomplete block
+// kept in full precision (the residual). Owns the block bookkeeping; the formats are
+// kernels/kv_quant_kivi.h and the registry row is in kv_storage.cpp.
+//
+// What differs from KIVI's reference: its residual_length R and group size G are separate knobs;
+// here both are 32, and the full-precision residual is the incomplete block (0-31 tokens) for
+// values as for keys, where KIVI keeps exactly the newest R values. Attention dequantizes the
+// stored blocks into a scratch and runs the engine's attention kernel over them, the residual and
+// the batch's own rows (all in full precision): not a fused kernel, so its speed is that of
+// dequantize-then-attend; what it measures is KIVI's accuracy. A batch attends before its rows are
+// stored, as KIVI's prefill does, so results depend on batching (not batch-invariant).
+#pragma once
+#include <memory>
+
+#include "models/kv_storage.h"
+
+namespace accel {
+
+// bits: 2 or 4.
+std::unique_ptr<KVStorage> make_kivi_storage(int bits, int n_layer, int n_kv_heads, int head_dim);
+// Exact bytes per token per layer once its block is quantized (codes, and its share of the
+// block's per-channel key scales and mins; values' scales and mins); the residual's f32 rows are
+// a fixed 2 * 32 * kv_dim * 4 bytes per layer on top.
+size_t kivi_bytes_per_row(int bits, int n_kv_heads, int head_dim);
+
+}  // namespace accel

@@ -1,0 +1,197 @@
+// The KIVI storage types (models/kv_storage_kivi.h): what a batch attends over (quantized complete
+// blocks, the exact residual, its own exact rows) checked against a double-precision attention over
+// K/V assembled here from the format functions; a trimmed cache reopening its block; a one-batch
+// prompt equal to the f32 cache; decode on a model close to f32, kivi2 further than kivi4.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include "kernels/kv_quant_kivi.h"
+#include "models/generation.h"
+#include "models/kv_storage_kivi.h"
+#include "models/model.h"
+#include "models/synthetic.h"
+#include "tests/support/test_support.h"
+
+namespace accel {
+namespace {
+
+constexpr int kHeads = 2, kD = 64, kQHeads = 4;
+constexpr size_t kKvDim = size_t(kHeads) * kD;
+
+// Rows [0, n) as KIVI keeps them after they were stored one by one: blocks complete before
+// `exact_from` through their codes, the rest exact.
+void assemble(const std::vector<float>& k, const std::vector<float>& v, size_t n, size_t exact_from,
+              int bits, std::vector<float>& ko, std::vector<float>& vo) {
+  ko.assign(k.begin(), k.begin() + long(n * kKvDim));
+  vo.assign(v.begin(), v.begin() + long(n * kKvDim));
+  std::vector<uint8_t> block(kivi_key_block_bytes(bits, kD)),
+      rec(kivi_value_record_bytes(bits, kD));
+  for (size_t b = 0; b < exact_from / 32; ++b)
+    for (size_t g = 0; g < kHeads; ++g) {
+      kivi_quantize_key_block(&k[b * 32 * kKvDim + g * kD], kKvDim, kD, bits, block.data());
+      kivi_dequantize_key_block(block.data(), kD, bits, 32, &ko[b * 32 * kKvDim + g * kD], kKvDim);
+      for (size_t t = b * 32; t < b * 32 + 32; ++t) {
+        kivi_quantize_value(&v[t * kKvDim + g * kD], kD, bits, rec.data());
+        kivi_dequantize_value(rec.data(), kD, bits, &vo[t * kKvDim + g * kD]);
+      }
+    }
+}
+
+// Plain causal GQA attention in double for one query row at position `pos` over rows [0, n).
+std::vector<double> attend_ref(const std::vector<float>& q, const std::vector<float>& k,
+                               const std::vector<float>& v, size_t n, float scale) {
+  std::vector<double> out(size_t(kQHeads) * kD, 0.0);
+  for (int h = 0; h < kQHeads; ++h) {
+    const size_t g = size_t(h / (kQHeads / kHeads));
+    std::vector<double> s(n);
+    double mx = -INFINITY;
+    for (size_t j = 0; j < n; ++j) {
+      double acc = 0;
+      for (int d = 0; d < kD; ++d)
+        acc += double(q[size_t(h) * kD + size_t(d)]) * double(k[j * kKvDim + g * kD + size_t(d)]);
+      s[j] = acc * scale;
+      mx = std::max(mx, s[j]);
+    }
+    double l = 0;
+    for (size_t j = 0; j < n; ++j) l += (s[j] = std::exp(s[j] - mx));
+    for (size_t j = 0; j < n; ++j)
+      for (int d = 0; d < kD; ++d)
+        out[size_t(h) * kD + size_t(d)] += s[j] / l * double(v[j * kKvDim + g * kD + size_t(d)]);
+  }
+  return out;
+}
+
+struct Rows {
+  std::vector<float> k, v, q;
+  std::vector<int32_t> pos;
+};
+
+Rows random_rows(size_t n, uint64_t seed) {
+  return {test::random_normal(n * kKvDim, seed), test::random_normal(n * kKvDim, seed + 1),
+          test::random_normal(size_t(kQHeads) * kD, seed + 2), iota_positions(0, n)};
+}
+
+// One query at position n - 1 attending through the storage after rows [0, n - 1) were stored.
+std::vector<float> decode_through(KVStorage& st, const Rows& r, size_t n,
+                                  size_t stored_in_batches) {
+  const AttentionShape shape{kQHeads, kHeads, kD, 0.125f};
+  for (size_t r0 = 0; r0 < n - 1; r0 += stored_in_batches)
+    st.store(0, &r.k[r0 * kKvDim], &r.v[r0 * kKvDim], kKvDim,
+             std::min(stored_in_batches, n - 1 - r0), r0);
+  std::vector<float> out(size_t(kQHeads) * kD);
+  AttendBatch b{r.q.data(),
+                size_t(kQHeads) * kD,
+                &r.pos[n - 1],
+                &r.k[(n - 1) * kKvDim],
+                &r.v[(n - 1) * kKvDim],
+                kKvDim,
+                1,
+                out.data(),
+                size_t(kQHeads) * kD};
+  st.attend(0, shape, b, n - 1, r.pos.data());
+  return out;
+}
+
+// Softmax weights and values are O(1): the f32 kernel's sums over <= 100 keys stay within 1e-5 of
+// the double result (a misplaced block or an unquantized one moves the output by >= 1e-2).
+TEST(KiviStorage, DecodeAttendsOverQuantizedBlocksAndTheExactResidual) {
+  const size_t n = 71;  // blocks [0, 32), [32, 64) quantized; rows 64..69 residual; row 70 new
+  const Rows r = random_rows(n, 40);
+  for (int bits : {4, 2})
+    for (size_t batch : {1, 5, 70}) {
+      SCOPED_TRACE("bits " + std::to_string(bits) + " batch " + std::to_string(batch));
+      auto st = make_kivi_storage(bits, 1, kHeads, kD);
+      st->resize(80);
+      const auto got = decode_through(*st, r, n, batch);
+      std::vector<float> ko, vo;
+      assemble(r.k, r.v, n, 64, bits, ko, vo);
+      EXPECT_TRUE(test::near_all(got, attend_ref(r.q, ko, vo, n, 0.125f), 1e-5, 0));
+      // The same rows all exact: quantization really happened.
+      const auto exact = attend_ref(r.q, r.k, r.v, n, 0.125f);
+      double diff = 0;
+      for (size_t i = 0; i < got.size(); ++i) diff = std::max(diff, std::fabs(got[i] - exact[i]));
+      EXPECT_GT(diff, 1e-3);
+    }
+}
+
+// Rows 40.. rewritten after a trim: block [32, 64) was quantized, so its rows 32..39 come back
+// from their codes (as lossy as before) and the block is quantized again with the new rows.
+TEST(KiviStorage, WritingBelowTheQuantizedRowsReopensTheirBlock) {
+  const size_t n = 71;
+  const Rows a = random_rows(n, 50), b = random_rows(n, 60);
+  auto st = make_kivi_storage(4, 1, kHeads, kD);
+  st->resize(80);
+  st->store(0, a.k.data(), a.v.data(), kKvDim, 70, 0);
+  st->store(0, &b.k[40 * kKvDim], &b.v[40 * kKvDim], kKvDim, 30, 40);  // rows 40..69 replaced
+  std::vector<float> out(size_t(kQHeads) * kD);
+  AttendBatch q{
+      a.q.data(), size_t(kQHeads) * kD, &a.pos[70], &b.k[70 * kKvDim], &b.v[70 * kKvDim], kKvDim, 1,
+      out.data(), size_t(kQHeads) * kD};
+  st->attend(0, {kQHeads, kHeads, kD, 0.125f}, q, 70, a.pos.data());
+  // Expected rows: 0..39 of `a` through their first quantization, 40..70 of `b`; then block
+  // [32, 64) quantized once more (rows 32..39 a second time: from their decoded values).
+  std::vector<float> k1, v1;
+  assemble(a.k, a.v, n, 64, 4, k1, v1);
+  std::vector<float> k(b.k), v(b.v);
+  std::copy(k1.begin(), k1.begin() + 40 * long(kKvDim), k.begin());
+  std::copy(v1.begin(), v1.begin() + 40 * long(kKvDim), v.begin());
+  std::vector<float> k2, v2;
+  assemble(k, v, n, 64, 4, k2, v2);
+  // Block [0, 32) was never reopened: it keeps its first quantization.
+  std::copy(k1.begin(), k1.begin() + 32 * long(kKvDim), k2.begin());
+  std::copy(v1.begin(), v1.begin() + 32 * long(kKvDim), v2.begin());
+  EXPECT_TRUE(test::near_all(out, attend_ref(a.q, k2, v2, n, 0.125f), 1e-5, 0));
+}
+
+TEST(KiviStorage, BytesPerRowFollowTheFormats) {
+  // Per head: keys D * bits / 8 codes + a block's D fp16 scales and mins over 32 tokens;
+  // values D * bits / 8 codes + D / 32 fp16 scales and mins.
+  EXPECT_EQ(kivi_bytes_per_row(4, 8, 128), 8 * ((64 + 128 * 4 / 32) + (64 + 4 * 4)));
+  EXPECT_EQ(kivi_bytes_per_row(2, 8, 128), 8 * ((32 + 16) + (32 + 16)));
+  EXPECT_EQ(kv_row_bytes(KVDType::Kivi4, 8, 128), kivi_bytes_per_row(4, 8, 128));
+  EXPECT_THROW(make_kivi_storage(3, 1, 1, 32), std::invalid_argument);
+  EXPECT_THROW(KVCache(2, 2, 48, KVDType::Kivi4), std::invalid_argument);
+}
+
+// A prompt prefilled in one batch attends over its own exact rows: the f32 cache's logits bit for
+// bit. Decode afterwards goes through the quantized blocks: logits move by quantization-sized
+// amounts (0.5 absolute catches garbage on these O(1)-logit models), 2 bits more than 4.
+TEST(KiviStorage, OneBatchPromptEqualsF32AndDecodeStaysCloseKivi2FurtherThanKivi4) {
+  test::TempDir dir;
+  const auto m = Model::load(make_synthetic_family("tiny", dir.path().string(), 3, DType::F32)[0]);
+  const size_t n = 160, steps = 24;
+  const auto toks = test::seeded_tokens(n + steps, m->config().n_vocab, 9);
+  std::map<KVDType, double> mean_diff;
+  std::vector<float> a;
+  KVCache c32 = m->make_cache(KVDType::F32);
+  prefill(*m, std::span(toks).first(n), iota_positions(0, n), c32, n, &a);
+  std::vector<std::vector<float>> ref;
+  for (size_t i = 0; i < steps; ++i) {
+    const int32_t p = int32_t(n + i), row = 0;
+    ref.push_back(m->forward({&toks[n + i], 1}, {&p, 1}, c32, {&row, 1}));
+  }
+  for (KVDType t : {KVDType::Kivi4, KVDType::Kivi2}) {
+    SCOPED_TRACE(kv_dtype_name(t));
+    KVCache c = m->make_cache(t);
+    std::vector<float> b;
+    prefill(*m, std::span(toks).first(n), iota_positions(0, n), c, n, &b);
+    EXPECT_TRUE(test::bit_equal(a, b));
+    double sum = 0;
+    size_t count = 0;
+    for (size_t i = 0; i < steps; ++i) {
+      const int32_t p = int32_t(n + i), row = 0;
+      const auto d = m->forward({&toks[n + i], 1}, {&p, 1}, c, {&row, 1});
+      EXPECT_TRUE(test::near_all(d, std::vector<double>(ref[i].begin(), ref[i].end()), 0.5, 0));
+      for (size_t j = 0; j < d.size(); ++j, ++count) sum += std::fabs(d[j] - ref[i][j]);
+    }
+    mean_diff[t] = sum / double(count);
+  }
+  EXPECT_GT(mean_diff[KVDType::Kivi4], 0.0);
+  EXPECT_GT(mean_diff[KVDType::Kivi2], mean_diff[KVDType::Kivi4]);
+}
+
+}  // namespace
+}  // namespace accel
