@@ -320,8 +320,8 @@ inline __attribute__((always_inline)) void sb_step(const uint8_t* panel, size_t 
 // vectors are the innermost loop, so the super-block is read in address order, each 4-row group
 // of all NJ vectors (NJ * 64 bytes) at once, and every activation broadcast serves NJ vectors.
 // sb_step's order (one vector's 64 bytes out of every NJ * 64, then the next vector's) streamed
-// Q4_K_M decode at 10.8 GB/s on one thread; this order with q6_K's shared loads below, 12.3 GB/s
-// (bench_engine BM_DecodeQ4KM, same session; a software prefetch no longer helps and was dropped).
+// Q4_K_M decode's weights at 11.0 GB/s on one thread; this order with q6_K's shared loads below,
+// 11.6 (20.6 -> 21.2 on two; bench_engine BM_DecodeQ4KM, medians of 4 interleaved runs).
 template <int NR, DType T, int NJ>
 inline __attribute__((always_inline)) void sb_step_row(const uint8_t* panel, size_t b, size_t col0,
                                                        const ActRow& x, simd::vf (&acc)[NJ]) {
