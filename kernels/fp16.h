@@ -73,4 +73,14 @@ inline uint16_t f32_to_bf16(float f) {
   return uint16_t(x >> 16);
 }
 
+// The 2 bytes of a stored half at p (any alignment), little-endian as the formats store them.
+inline uint16_t fp16_bits_at(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return h;
+}
+inline void put_fp16_bits(uint8_t* p, uint16_t h) {
+  std::memcpy(p, &h, 2);
+}
+
 }  // namespace accel

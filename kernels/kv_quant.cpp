@@ -14,16 +14,6 @@ namespace accel {
 
 namespace {
 
-uint16_t load_u16(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-  return h;
-}
-
-void store_u16(uint8_t* p, uint16_t h) {
-  std::memcpy(p, &h, 2);
-}
-
 // Scale and zero for a group with range [mn, mx] (see int4_quantize_group).
 void int4_scale_zero(float mn, float mx, uint16_t* s_out, uint16_t* z_out) {
   uint16_t sh = f32_to_fp16((mx - mn) / 15.f);
@@ -80,8 +70,8 @@ void kv_quantize_head(KVQuant f, const float* x, int head_dim, uint8_t* record) 
   for (int g = 0; g < groups; ++g) {
     uint16_t s, z;
     int4_quantize_group(x + g * kKVQuantGroup, record + g * (kKVQuantGroup / 2), &s, &z);
-    store_u16(scales + 2 * g, s);
-    store_u16(zeros + 2 * g, z);
+    put_fp16_bits(scales + 2 * g, s);
+    put_fp16_bits(zeros + 2 * g, z);
   }
 }
 
@@ -94,8 +84,8 @@ void kv_dequantize_head(KVQuant f, const uint8_t* record, int head_dim, float* x
   const uint8_t* scales = record + head_dim / 2;
   const uint8_t* zeros = scales + 2 * groups;
   for (int g = 0; g < groups; ++g) {
-    const float s = fp16_to_f32(load_u16(scales + 2 * g));
-    const float z = fp16_to_f32(load_u16(zeros + 2 * g));
+    const float s = fp16_to_f32(fp16_bits_at(scales + 2 * g));
+    const float z = fp16_to_f32(fp16_bits_at(zeros + 2 * g));
     const uint8_t* c = record + g * (kKVQuantGroup / 2);
     for (int b = 0; b < kKVQuantGroup / 2; ++b) {
       x[g * kKVQuantGroup + 2 * b] = int4_dequant(c[b] & 15, s, z);

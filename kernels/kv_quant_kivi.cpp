@@ -16,16 +16,6 @@ namespace {
 
 constexpr float kHalfMax = 65504.f;
 
-uint16_t load_u16(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-  return h;
-}
-
-void store_u16(uint8_t* p, uint16_t h) {
-  std::memcpy(p, &h, 2);
-}
-
 }  // namespace
 
 void kivi_quantize_group(const float* x, size_t stride, int bits, uint8_t* codes, uint16_t* scale,
@@ -65,8 +55,8 @@ void kivi_quantize_key_block(const float* k, size_t ld, int head_dim, int bits, 
   for (size_t e = 0; e < D; ++e) {
     uint16_t s, m;
     kivi_quantize_group(k + e, ld, bits, block + e * cb, &s, &m);
-    store_u16(scales + 2 * e, s);
-    store_u16(mins + 2 * e, m);
+    put_fp16_bits(scales + 2 * e, s);
+    put_fp16_bits(mins + 2 * e, m);
   }
 }
 
@@ -77,7 +67,8 @@ void kivi_dequantize_key_block(const uint8_t* block, int head_dim, int bits, siz
   const uint8_t* scales = block + D * cb;
   const uint8_t* mins = scales + 2 * D;
   for (size_t e = 0; e < D; ++e) {
-    const float s = fp16_to_f32(load_u16(scales + 2 * e)), m = fp16_to_f32(load_u16(mins + 2 * e));
+    const float s = fp16_to_f32(fp16_bits_at(scales + 2 * e)),
+                m = fp16_to_f32(fp16_bits_at(mins + 2 * e));
     for (size_t t = 0; t < n; ++t)
       k[t * ld + e] = kivi_dequant(kivi_code(block + e * cb, bits, int(t)), s, m);
   }
@@ -95,8 +86,8 @@ void kivi_quantize_value(const float* v, int head_dim, int bits, uint8_t* record
   for (size_t g = 0; g < groups; ++g) {
     uint16_t s, m;
     kivi_quantize_group(v + g * kKiviGroup, 1, bits, record + g * cb, &s, &m);
-    store_u16(scales + 2 * g, s);
-    store_u16(mins + 2 * g, m);
+    put_fp16_bits(scales + 2 * g, s);
+    put_fp16_bits(mins + 2 * g, m);
   }
 }
 
@@ -105,7 +96,8 @@ void kivi_dequantize_value(const uint8_t* record, int head_dim, int bits, float*
   const uint8_t* scales = record + groups * cb;
   const uint8_t* mins = scales + 2 * groups;
   for (size_t g = 0; g < groups; ++g) {
-    const float s = fp16_to_f32(load_u16(scales + 2 * g)), m = fp16_to_f32(load_u16(mins + 2 * g));
+    const float s = fp16_to_f32(fp16_bits_at(scales + 2 * g)),
+                m = fp16_to_f32(fp16_bits_at(mins + 2 * g));
     for (int i = 0; i < kKiviGroup; ++i)
       v[g * kKiviGroup + size_t(i)] = kivi_dequant(kivi_code(record + g * cb, bits, i), s, m);
   }
