@@ -76,6 +76,7 @@ class KiviStorage final : public KVStorage {
     put(l, b.k_new, b.v_new, b.ld_new, b.n, row0);
   }
   void store(int layer, const float* k, const float* v, size_t ld, size_t n, size_t row0) override {
+    if (n == 0) return;  // nothing written: no block is reopened
     Layer& l = layers_[size_t(layer)];
     reopen(l, row0);
     put(l, k, v, ld, n, row0);
