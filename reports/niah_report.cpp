@@ -71,9 +71,15 @@ std::vector<NiahGrid> niah_grids(const results::ResultStore& store, const Report
     const auto s = t.scores.find(kScore);
     const auto d = t.scores.find(kDepth);
     if (s == t.scores.end() || d == t.scores.end()) continue;
+    // Only the parameters that vary within the method label a grid, plus the draft and input
+    // files (add_model_labels), so two auxiliaries or predictors of one method stay apart.
+    nlohmann::json p = nlohmann::json::object();
     const auto v = varying.find(t.method);
-    const std::string params =
-        v == varying.end() || v->second.empty() ? "" : params_label(t.params, v->second);
+    if (v != varying.end() && t.params.is_object())
+      for (const auto& k : v->second)
+        if (t.params.contains(k)) p[k] = t.params[k];
+    add_model_labels(t, p);
+    const std::string params = p.empty() ? std::string() : params_label(p);
     const std::string kv = kv_dtype_of(t);
     const ConfigKey key{t.method != opt.baseline_method, model_label(t.target), t.method, params,
                         kv};

@@ -133,6 +133,32 @@ TEST_F(NiahReport, TablePrintsOneRowPerDepthAndAnAllRow) {
   EXPECT_TRUE(j["rows"][9]["score@1024"].is_null());  // keep=0.5 at depth 50
 }
 
+// KV Prediction's LP and C configurations share the target and every param; only their input
+// files (aux, predictor) differ. Each must be its own grid, labelled by file, with its own scores
+// (pooled, the second configuration's samples were dropped as repeats of the first's).
+TEST(NiahReportInputs, ConfigurationsWithDifferentInputFilesAreSeparateGridsLabelledByFile) {
+  test::TempDir dir;
+  auto s = results::ResultStore::open(dir.file("r.sqlite"));
+  const std::string run = s.begin_run(test::full_run());
+  int idx = 0;
+  for (const auto& [aux, score] :
+       {std::pair{"m/kvp/aux-0.50l.gguf", 100.0}, std::pair{"m/fam/draft.gguf", 0.0}}) {
+    auto t =
+        test::simple_trial(run, "kvpred", nlohmann::json::object(), 1024, "depth50-0", idx++, 1.0);
+    t.workload = "niah";
+    t.scores = {{"niah.score", score}, {"niah.depth", 50}};
+    t.inputs = {{"aux", {{"path", aux}, {"sha256", std::string(64, 'a')}}},
+                {"predictor", {{"path", "m/kvp/pred.gguf"}, {"sha256", std::string(64, 'b')}}}};
+    s.record_case({t});
+  }
+  const auto grids = niah_grids(s, {});
+  ASSERT_EQ(grids.size(), 2u);
+  std::map<std::string, double> mean;
+  for (const auto& g : grids) mean[g.params] = g.mean;
+  EXPECT_EQ(mean.at("aux=kvp/aux-0.50l, predictor=kvp/pred"), 100.0);
+  EXPECT_EQ(mean.at("aux=fam/draft, predictor=kvp/pred"), 0.0);
+}
+
 TEST_F(NiahReport, EmptySelectionSaysSo) {
   ReportOptions opt;
   opt.where = "method = 'pld'";
