@@ -30,7 +30,9 @@ void kivi_quantize_group(const float* x, size_t stride, int bits, uint8_t* codes
   if (!(lo <= hi)) lo = hi = 0.f;  // every value NaN
   const float qmax = float((1 << bits) - 1);
   const uint16_t mh = f32_to_fp16(std::clamp(lo, -kHalfMax, kHalfMax));
-  const uint16_t sh = f32_to_fp16(std::min((hi - lo) / qmax, kHalfMax));
+  // A group of one infinity (inf - inf = NaN) gets scale 0: every value decodes to the clamped min.
+  const float range = hi - lo;
+  const uint16_t sh = f32_to_fp16(range == range ? std::min(range / qmax, kHalfMax) : 0.f);
   const float m = fp16_to_f32(mh), s = fp16_to_f32(sh);
   std::memset(codes, 0, kivi_codes_bytes(bits));
   for (int i = 0; i < kKiviGroup; ++i) {

@@ -21,7 +21,8 @@ struct Group {
 
 // §4.4: scale = (max - min) / (2^b - 1), x' = clamp((x - min) / scale, 0, 2^b - 1).round(), with
 // scale and min stored as fp16 (min clamped into fp16's range, scale saturated) and used at their
-// stored values; a zero scale gives code 0; NaN values are left out of min/max and get code 0.
+// stored values; a zero scale gives code 0; NaN values are left out of min/max and get code 0; a
+// group whose values are all the same infinity has scale 0 (its range inf - inf is not a number).
 Group transcribe(const std::vector<float>& x, int bits) {
   float lo = INFINITY, hi = -INFINITY;
   for (float v : x)
@@ -30,7 +31,8 @@ Group transcribe(const std::vector<float>& x, int bits) {
   const float qmax = float((1 << bits) - 1);
   Group g;
   g.mn = f32_to_fp16(std::max(-65504.f, std::min(65504.f, lo)));
-  g.scale = f32_to_fp16(std::min(65504.f, (hi - lo) / qmax));
+  const float range = hi - lo;  // NaN for a group of one infinity: scale 0
+  g.scale = std::isnan(range) ? f32_to_fp16(0.f) : f32_to_fp16(std::min(65504.f, range / qmax));
   const float s = fp16_to_f32(g.scale), m = fp16_to_f32(g.mn);
   for (float v : x) {
     float t = s > 0 && !std::isnan(v) ? (v - m) / s : 0.f;
@@ -69,6 +71,11 @@ std::vector<std::vector<float>> special_groups() {
   std::vector<float> tiny(32, 1000.f);
   tiny[0] = 1000.001f;  // range below fp16's resolution at this magnitude
   out.push_back(tiny);
+  out.push_back(std::vector<float>(32, INFINITY));
+  out.push_back(std::vector<float>(32, -INFINITY));
+  std::vector<float> both(32, INFINITY);
+  both[4] = -INFINITY;  // range inf: scale saturates to 65504
+  out.push_back(both);
   return out;
 }
 
@@ -112,6 +119,22 @@ TEST(KiviQuant, PackOrderIsLowBitsFirstHandWorked) {
   EXPECT_EQ(c4[0], 0x10);
   EXPECT_EQ(c4[1], 0x32);
   EXPECT_EQ(c4[7], 0xFE);
+}
+
+// A group of +inf (an overflowed activation) stores scale 0 and min 65504, so it decodes to
+// fp16's largest finite value instead of NaN (inf - inf would have made the scale NaN).
+TEST(KiviQuant, GroupOfInfinitiesDecodesToTheLargestFiniteHalfNotNaN) {
+  for (int bits : {2, 4}) {
+    const std::vector<float> x(32, INFINITY);
+    std::vector<uint8_t> codes(kivi_codes_bytes(bits));
+    uint16_t sh, mh;
+    kivi_quantize_group(x.data(), 1, bits, codes.data(), &sh, &mh);
+    EXPECT_EQ(fp16_to_f32(sh), 0.f);
+    for (int i = 0; i < 32; ++i)
+      EXPECT_EQ(kivi_dequant(kivi_code(codes.data(), bits, i), fp16_to_f32(sh), fp16_to_f32(mh)),
+                65504.f)
+          << "bits " << bits << " element " << i;
+  }
 }
 
 // |x - x̂| <= scale / 2 from rounding, plus what the fp16 rounding of min and scale moves the end
