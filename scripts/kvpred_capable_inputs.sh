@@ -7,8 +7,12 @@
 # Idempotent: files already there are kept. Run from the repository root after a release build.
 # Usage: scripts/kvpred_capable_inputs.sh [ACCELBENCH_BINARY]
 set -euo pipefail
+# A binary given by a relative path is relative to the caller's directory: resolve it before
+# moving to the repository root (the default is the root's own release build).
+B="${1:-}"
+[[ -n "$B" && "$B" == */* && "$B" != /* ]] && B="$(cd "$(dirname "$B")" && pwd)/$(basename "$B")"
 cd "$(dirname "$0")/.."
-B="${1:-./build/accelbench}"
+B="${B:-./build/accelbench}"
 essays=../shared/data/niah/paul_graham_essays.txt
 out=models-cache/kvpred-capable
 fam=models-cache/capable-shipped
@@ -16,7 +20,11 @@ fam=models-cache/capable-shipped
 mkdir -p "$out"
 [ -f "$fam/target.gguf" ] || "$B" models make --family capable --out "$fam"
 calib="$out/calibration.txt"
-[ -f "$calib" ] || head -c $((79259 + 49152)) "$essays" | tail -c 49152 >"$calib"
+# Written beside and renamed into place: an interrupted run leaves no partial calibration file.
+if [ ! -f "$calib" ]; then
+  head -c $((79259 + 49152)) "$essays" | tail -c 49152 >"$calib.tmp"
+  mv "$calib.tmp" "$calib"
+fi
 [ -f "$out/aux-0.50l.gguf" ] ||
   "$B" models make-aux --from "$fam/target.gguf" --layers 0.50l --out "$out/aux-0.50l.gguf"
 [ -f "$out/pred-0.50l.gguf" ] ||
