@@ -6,10 +6,12 @@
 // separate merge pass) or (query row, kv head) for large batches (the item runs its chunks in
 // order and merges them itself); both evaluate the same per-chunk sequence and the same merge, so
 // they give the same bits. All query heads of a kv group share each dequantized K/V block (GQA by
-// index: nothing is repeated in memory). A block's records are dequantized into a 32 x head_dim
-// f32 tile that stays in L1 (16 KB at head_dim 128): the scores then need one horizontal sum per
-// key, done for W keys at once by a transpose-add tree. Hand-written with the simd.h layer because
-// the reduction order is part of the result and the loop is the whole cost of long-context decode.
+// index: nothing is repeated in memory). Scores come from the key codes directly: with the
+// query rounded to int8 the per-group dot is an exact integer, 4 elements per vpdpbusd (the
+// float path it replaced spent 4 of its 7 vector operations per key element on dequantizing).
+// A block's value records are dequantized into a 32 x head_dim f32 tile that stays in L1 (16 KB at
+// head_dim 128). Hand-written with the simd.h layer because the reduction order is part of the
+// result and the loop is the whole cost of long-context decode.
 #include "kernels/attention_quant.h"
 
 #include <algorithm>
@@ -66,24 +68,6 @@ inline void nibbles(const uint8_t* p, vf& lo, vf& hi) {
   lo = _mm512_cvtepi32_ps(_mm512_and_si512(b, _mm512_set1_epi32(15)));
   hi = _mm512_cvtepi32_ps(_mm512_srli_epi32(b, 4));
 }
-// Lane k of the result = the sum of a[k]'s lanes, by a fixed tree.
-inline vf transpose_sum(const vf* a) {
-  vf s2[8];
-  for (int i = 0; i < 8; ++i)
-    s2[i] = _mm512_add_ps(_mm512_unpacklo_ps(a[2 * i], a[2 * i + 1]),
-                          _mm512_unpackhi_ps(a[2 * i], a[2 * i + 1]));
-  vf s4[4];
-  for (int i = 0; i < 4; ++i) {
-    const __m512d x = _mm512_castps_pd(s2[2 * i]), y = _mm512_castps_pd(s2[2 * i + 1]);
-    s4[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(x, y)),
-                          _mm512_castpd_ps(_mm512_unpackhi_pd(x, y)));
-  }
-  const vf u0 = _mm512_add_ps(_mm512_shuffle_f32x4(s4[0], s4[1], 0x88),
-                              _mm512_shuffle_f32x4(s4[0], s4[1], 0xDD));
-  const vf u1 = _mm512_add_ps(_mm512_shuffle_f32x4(s4[2], s4[3], 0x88),
-                              _mm512_shuffle_f32x4(s4[2], s4[3], 0xDD));
-  return _mm512_add_ps(_mm512_shuffle_f32x4(u0, u1, 0x88), _mm512_shuffle_f32x4(u0, u1, 0xDD));
-}
 inline float hsum(vf x) {
   return _mm512_reduce_add_ps(x);
 }
@@ -95,20 +79,6 @@ inline void nibbles(const uint8_t* p, vf& lo, vf& hi) {
   const __m256i b = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
   lo = _mm256_cvtepi32_ps(_mm256_and_si256(b, _mm256_set1_epi32(15)));
   hi = _mm256_cvtepi32_ps(_mm256_srli_epi32(b, 4));
-}
-inline vf transpose_sum(const vf* a) {
-  vf s2[4];
-  for (int i = 0; i < 4; ++i)
-    s2[i] = _mm256_add_ps(_mm256_unpacklo_ps(a[2 * i], a[2 * i + 1]),
-                          _mm256_unpackhi_ps(a[2 * i], a[2 * i + 1]));
-  vf s4[2];
-  for (int i = 0; i < 2; ++i) {
-    const __m256d x = _mm256_castps_pd(s2[2 * i]), y = _mm256_castps_pd(s2[2 * i + 1]);
-    s4[i] = _mm256_add_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(x, y)),
-                          _mm256_castpd_ps(_mm256_unpackhi_pd(x, y)));
-  }
-  return _mm256_add_ps(_mm256_permute2f128_ps(s4[0], s4[1], 0x20),
-                       _mm256_permute2f128_ps(s4[0], s4[1], 0x31));
 }
 inline float hsum(vf x) {
   const __m128 h = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
@@ -132,11 +102,21 @@ float exp2_scalar(float x) {
 // nibble needs no mask).
 template <int D>
 inline void dequant_int4(const uint8_t* rec, float* t) {
+  constexpr int kGroups = D / kKVQuantGroup;
   const uint8_t* sc = rec + D / 2;
-  const uint8_t* zc = sc + 2 * (D / kKVQuantGroup);
-  for (int g = 0; g < D / kKVQuantGroup; ++g) {
-    const vf s = set1(half_to_float(sc + 2 * g)), z = set1(half_to_float(zc + 2 * g));
 #if defined(__AVX512F__)
+  // Every scale and zero of the record in one masked load and one conversion (exact, as
+  // half_to_float): lanes [0, groups) the scales, [groups, 2 groups) the zeros. The mask keeps the
+  // load inside the record.
+  const vf par =
+      _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(__mmask16((1u << (2 * kGroups)) - 1u), sc));
+#else
+  const uint8_t* zc = sc + 2 * kGroups;
+#endif
+  for (int g = 0; g < kGroups; ++g) {
+#if defined(__AVX512F__)
+    const vf s = _mm512_permutexvar_ps(_mm512_set1_epi32(g), par);
+    const vf z = _mm512_permutexvar_ps(_mm512_set1_epi32(kGroups + g), par);
     const vf lut =
         mul(sub(_mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), z), s);
     const __m512i b = _mm512_cvtepu8_epi32(
@@ -144,6 +124,7 @@ inline void dequant_int4(const uint8_t* rec, float* t) {
     store(t + g * kKVQuantGroup, _mm512_permutexvar_ps(b, lut));
     store(t + g * kKVQuantGroup + W, _mm512_permutexvar_ps(_mm512_srli_epi32(b, 4), lut));
 #else
+    const vf s = set1(half_to_float(sc + 2 * g)), z = set1(half_to_float(zc + 2 * g));
     for (int h = 0; h < kKVQuantGroup / (2 * W); ++h) {
       vf lo, hi;
       nibbles(rec + g * (kKVQuantGroup / 2) + h * W, lo, hi);
@@ -268,12 +249,71 @@ class AlignedFloats {
   size_t n_ = 0;
 };
 
+// Query heads rounded to int8 per group of 32 elements (quantize_queries): the codes as int8 (the
+// VNNI path) and as floats (the float path, where every product and sum of codes is an exact
+// integer below 2^24), and per (head, group) the step dq and the codes' sum S as floats.
+struct QuantQueries {
+  std::vector<int8_t> codes;  // [heads][D]
+  AlignedFloats fcodes;       // [heads][D]
+  AlignedFloats step, sum;    // [heads][D / 32]
+  void fit(size_t heads, int D) {
+    codes.assign(heads * size_t(D), 0);
+    fcodes.assign(heads * size_t(D));
+    step.assign(heads * size_t(D / kKVQuantGroup));
+    sum.assign(heads * size_t(D / kKVQuantGroup));
+  }
+};
+
+// Heads from `head` on of a QuantQueries: head h's codes at codes + h * D, its groups' step and
+// sum at step + h * D / 32 and sum + h * D / 32.
+struct QueryView {
+  const int8_t* codes;
+  const float* fcodes;
+  const float* step;
+  const float* sum;
+};
+
+QueryView view_of(QuantQueries& q, size_t head, int D) {
+  const size_t groups = size_t(D / kKVQuantGroup);
+  return {q.codes.data() + head * size_t(D), q.fcodes.data() + head * size_t(D),
+          q.step.data() + head * groups, q.sum.data() + head * groups};
+}
+
+QueryView advance(const QueryView& q, int heads, int D) {
+  const size_t groups = size_t(D / kKVQuantGroup);
+  return {q.codes + size_t(heads) * size_t(D), q.fcodes + size_t(heads) * size_t(D),
+          q.step + size_t(heads) * groups, q.sum + size_t(heads) * groups};
+}
+
+// Rounds `heads` query heads (natural element order, row stride D) to int8 per group of 32
+// elements (quantize_query_group) into heads [at, at + heads) of out, with each group's step and
+// code sum.
+void quantize_queries(const float* q, int heads, int D, QuantQueries& out, size_t at) {
+  const int groups = D / kKVQuantGroup;
+  for (int h = 0; h < heads; ++h)
+    for (int g = 0; g < groups; ++g) {
+      const size_t e0 = (at + size_t(h)) * size_t(D) + size_t(g) * kKVQuantGroup;
+      int8_t* codes = out.codes.data() + e0;
+      const float step = quantize_query_group(q + size_t(h) * size_t(D) + g * kKVQuantGroup, codes);
+      int32_t sum = 0;
+      for (int e = 0; e < kKVQuantGroup; ++e) {
+        out.fcodes[e0 + size_t(e)] = float(codes[e]);
+        sum += codes[e];
+      }
+      const size_t pg = (at + size_t(h)) * size_t(groups) + size_t(g);
+      out.step[pg] = step;
+      out.sum[pg] = float(sum);
+    }
+}
+
 struct Scratch {
   AlignedFloats vt, p, alpha;
+  QuantQueries q;  // the item's G heads (when they are not rounded ahead of the items)
   void fit(const Problem& pr) {
     vt.assign(size_t(kBlk) * size_t(pr.D));
     p.assign(size_t(pr.G) * kBlk);
     alpha.assign(size_t(pr.G));
+    q.fit(size_t(pr.G), pr.D);
   }
 };
 
@@ -284,61 +324,127 @@ size_t part_stride(const Problem& pr) {
   return size_t(pr.D) + kPartO;
 }
 
-// Element e of the block's 32 keys, dequantized: kBV vectors of W keys in key order. s and z
-// (q8_0: s only) are the group's per-key scales and zeros.
+// Element e of the block's 32 keys as codes (exact small integers as floats): kBV vectors of W
+// keys in key order.
 template <KVQuant F>
-inline void kblock_row(const uint8_t* codes, int e, const vf* s, const vf* z, vf* x) {
+inline void kblock_codes(const uint8_t* codes, int e, vf* x) {
   if constexpr (F == KVQuant::Int4) {
 #if defined(__AVX512F__)
     const __m512i b =
         _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + e * 16)));
-    x[0] = mul(sub(_mm512_cvtepi32_ps(_mm512_and_si512(b, _mm512_set1_epi32(15))), z[0]), s[0]);
-    x[1] = mul(sub(_mm512_cvtepi32_ps(_mm512_srli_epi32(b, 4)), z[1]), s[1]);
+    x[0] = _mm512_cvtepi32_ps(_mm512_and_si512(b, _mm512_set1_epi32(15)));
+    x[1] = _mm512_cvtepi32_ps(_mm512_srli_epi32(b, 4));
 #else
-    vf lo0, hi0, lo1, hi1;  // bytes 0-7: keys 0-7 and 16-23; bytes 8-15: keys 8-15 and 24-31
-    nibbles(codes + e * 16, lo0, hi0);
-    nibbles(codes + e * 16 + 8, lo1, hi1);
-    x[0] = mul(sub(lo0, z[0]), s[0]);
-    x[1] = mul(sub(lo1, z[1]), s[1]);
-    x[2] = mul(sub(hi0, z[2]), s[2]);
-    x[3] = mul(sub(hi1, z[3]), s[3]);
+    // bytes 0-7: keys 0-7 and 16-23; bytes 8-15: keys 8-15 and 24-31
+    nibbles(codes + e * 16, x[0], x[2]);
+    nibbles(codes + e * 16 + 8, x[1], x[3]);
 #endif
   } else {
     const int8_t* row = reinterpret_cast<const int8_t*>(codes + e * 32);
-    for (int r = 0; r < kBV; ++r) x[r] = mul(from_i8(row + r * W), s[r]);
+    for (int r = 0; r < kBV; ++r) x[r] = from_i8(row + r * W);
   }
 }
 
-// Scores of HN heads (queries q[h * ldq], natural element order) against a key block:
-// acc = fma(q[e], k̂[e], acc) for e = 0..D-1 from 0, lanes over keys (no horizontal sums).
-template <KVQuant F, int D, int HN>
-void block_scores(const float* q, size_t ldq, const uint8_t* block, vf (*sc)[kBV]) {
-  const uint8_t* codes = block;
-  const uint8_t* params = block + (F == KVQuant::Int4 ? D * 16 : D * 32);
-  constexpr size_t kParamBytes = size_t(D / kKVQuantGroup) * kKBlockTokens * 2;
-  vf acc[HN][kBV];
-  for (auto& a : acc)
-    for (auto& x : a) x = zero();
-  for (int g = 0; g < D / kKVQuantGroup; ++g) {
-    vf s[kBV], z[kBV];
-    const auto* sh = reinterpret_cast<const uint16_t*>(params + size_t(g) * kKBlockTokens * 2);
-    const auto* zh =
-        reinterpret_cast<const uint16_t*>(params + kParamBytes + size_t(g) * kKBlockTokens * 2);
+// Folds one group's exact integer dots I (lanes over keys) into the scores:
+// sc = fma(fnmadd(z, S, I), s * dq, sc) -- for q8_0 (no zero) sc = fma(I, s * dq, sc) -- where
+// s, z are the keys' group scale and zero and dq, S the head's query step and code sum.
+template <KVQuant F, int HN>
+inline void fold_group(const vf (*I)[kBV], const vf* s, const vf* z, const QueryView& q, int groups,
+                       int g, vf (*sc)[kBV]) {
+  for (int h = 0; h < HN; ++h) {
+    const vf dq = set1(q.step[h * groups + g]);
+    const vf S = set1(q.sum[h * groups + g]);
     for (int r = 0; r < kBV; ++r) {
-      s[r] = from_f16(sh + r * W);
-      if constexpr (F == KVQuant::Int4) z[r] = from_f16(zh + r * W);
-    }
-    for (int e = g * kKVQuantGroup; e < (g + 1) * kKVQuantGroup; ++e) {
-      vf x[kBV];
-      kblock_row<F>(codes, e, s, z, x);
-      for (int h = 0; h < HN; ++h) {
-        const vf qe = bcast(q + size_t(h) * ldq + size_t(e));
-        for (int r = 0; r < kBV; ++r) acc[h][r] = fma(qe, x[r], acc[h][r]);
-      }
+      const vf t = F == KVQuant::Int4 ? fnmadd(z[r], S, I[h][r]) : I[h][r];
+      sc[h][r] = fma(t, mul(s[r], dq), sc[h][r]);
     }
   }
+}
+
+template <KVQuant F, int D>
+inline void group_params(const uint8_t* block, int g, vf* s, vf* z) {
+  const uint8_t* params = block + (F == KVQuant::Int4 ? D * 16 : D * 32);
+  constexpr size_t kParamBytes = size_t(D / kKVQuantGroup) * kKBlockTokens * 2;
+  const auto* sh = reinterpret_cast<const uint16_t*>(params + size_t(g) * kKBlockTokens * 2);
+  const auto* zh =
+      reinterpret_cast<const uint16_t*>(params + kParamBytes + size_t(g) * kKBlockTokens * 2);
+  for (int r = 0; r < kBV; ++r) {
+    s[r] = from_f16(sh + r * W);
+    if constexpr (F == KVQuant::Int4) z[r] = from_f16(zh + r * W);
+  }
+}
+
+#if defined(__AVX512VBMI__) && defined(__AVX512VNNI__)
+// Byte 4k + r of a permuted 64-byte load of 4 key-block rows (row r = element e0 + r, byte k =
+// keys k and k + 16) is row r's byte k: each 32-bit lane then holds one key's 4 elements.
+alignas(64) constexpr uint8_t kQuadIndex[64] = {
+    0,  16, 32, 48, 1,  17, 33, 49, 2,  18, 34, 50, 3,  19, 35, 51, 4,  20, 36, 52, 5,  21,
+    37, 53, 6,  22, 38, 54, 7,  23, 39, 55, 8,  24, 40, 56, 9,  25, 41, 57, 10, 26, 42, 58,
+    11, 27, 43, 59, 12, 28, 44, 60, 13, 29, 45, 61, 14, 30, 46, 62, 15, 31, 47, 63};
+
+// Scores from int4 codes by vpdpbusd (u8 codes x s8 query codes, 4 elements per lane): the same
+// exact integers I as the float path, 4 elements per instruction instead of 1 per FMA.
+template <int D, int HN>
+void block_scores_int4_vnni(const QueryView& q, const uint8_t* block, vf (*sc)[kBV]) {
+  constexpr int kGroups = D / kKVQuantGroup;
+  const __m512i idx = _mm512_load_si512(kQuadIndex);
+  const __m512i low4 = _mm512_set1_epi8(15);
   for (int h = 0; h < HN; ++h)
-    for (int r = 0; r < kBV; ++r) sc[h][r] = acc[h][r];
+    for (int r = 0; r < kBV; ++r) sc[h][r] = zero();
+  for (int g = 0; g < kGroups; ++g) {
+    __m512i acc[HN][kBV];
+    for (auto& a : acc)
+      for (auto& x : a) x = _mm512_setzero_si512();
+    for (int u = 0; u < kKVQuantGroup / 4; ++u) {
+      const int e0 = g * kKVQuantGroup + 4 * u;
+      const __m512i p = _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(block + e0 * 16));
+      const __m512i lo = _mm512_and_si512(p, low4);                        // keys 0-15
+      const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(p, 4), low4);  // keys 16-31
+      for (int h = 0; h < HN; ++h) {
+        int32_t quad;
+        std::memcpy(&quad, q.codes + size_t(h) * D + size_t(e0), 4);
+        const __m512i qb = _mm512_set1_epi32(quad);
+        acc[h][0] = _mm512_dpbusd_epi32(acc[h][0], lo, qb);
+        acc[h][1] = _mm512_dpbusd_epi32(acc[h][1], hi, qb);
+      }
+    }
+    vf I[HN][kBV], s[kBV], z[kBV];
+    for (int h = 0; h < HN; ++h)
+      for (int r = 0; r < kBV; ++r) I[h][r] = _mm512_cvtepi32_ps(acc[h][r]);
+    group_params<KVQuant::Int4, D>(block, g, s, z);
+    fold_group<KVQuant::Int4, HN>(I, s, z, q, kGroups, g, sc);
+  }
+}
+#endif
+
+// Scores of HN heads (the rounded queries of heads [0, HN) in q) against a key block, lanes over
+// keys: per group the exact integer dot I of query and key codes, then fold_group. Every product
+// and partial sum is an integer below 2^24 (int4: 15 * 127 * 32; q8_0: 127 * 127 * 32), so float
+// FMAs compute I exactly and this path gives the VNNI path's bits.
+template <KVQuant F, int D, int HN>
+void block_scores(const QueryView& q, const uint8_t* block, vf (*sc)[kBV]) {
+#if defined(__AVX512VBMI__) && defined(__AVX512VNNI__)
+  if constexpr (F == KVQuant::Int4) return block_scores_int4_vnni<D, HN>(q, block, sc);
+#endif
+  constexpr int kGroups = D / kKVQuantGroup;
+  for (int h = 0; h < HN; ++h)
+    for (int r = 0; r < kBV; ++r) sc[h][r] = zero();
+  for (int g = 0; g < kGroups; ++g) {
+    vf I[HN][kBV];
+    for (auto& a : I)
+      for (auto& x : a) x = zero();
+    for (int e = g * kKVQuantGroup; e < (g + 1) * kKVQuantGroup; ++e) {
+      vf x[kBV];
+      kblock_codes<F>(block, e, x);
+      for (int h = 0; h < HN; ++h) {
+        const vf qe = bcast(q.fcodes + size_t(h) * D + size_t(e));
+        for (int r = 0; r < kBV; ++r) I[h][r] = fma(qe, x[r], I[h][r]);
+      }
+    }
+    vf s[kBV], z[kBV];
+    group_params<F, D>(block, g, s, z);
+    fold_group<F, HN>(I, s, z, q, kGroups, g, sc);
+  }
 }
 
 // o_h = o_h * alpha_h, then o_h = fma(p_h[t], v̂_t, o_h) over visible t in key order, for HN
@@ -366,14 +472,57 @@ void block_pv(float* const* o, const float* alpha, const float* const* p, uint32
     for (int v = 0; v < NV; ++v) store(o[h] + v * W, ov[h][v]);
 }
 
+// Heads per P.V pass: as many as keep HN x NV accumulators within the registers (AVX-512: 24 of
+// the 32; AVX2: 16 ymm, so pairs up to NV = 8 as before), at most 4.
+template <int NV>
+constexpr int pv_heads_per_pass() {
+#if defined(__AVX512F__)
+  return std::clamp(24 / NV, 1, 4);
+#else
+  return NV <= 8 ? 2 : 1;
+#endif
+}
+
+// The last hn (< HN) heads of a P.V sweep, in one pass.
+template <int NV, int HN>
+void block_pv_rest(int hn, float* const* o, const float* alpha, const float* const* p,
+                   uint32_t bits, const float* vt) {
+  if constexpr (HN > 1) {
+    if (hn == HN - 1) return block_pv<NV, HN - 1>(o, alpha, p, bits, vt);
+    return block_pv_rest<NV, HN - 1>(hn, o, alpha, p, bits, vt);
+  }
+}
+
+// o_h = o_h * alpha_h + P_h . V over the block for every head of the group, a few heads per pass
+// (each head's sequence of operations is block_pv's, however the heads are grouped).
+template <int NV>
+void pv_heads(int G, float* part, size_t stride, const float* alpha, const float* p, uint32_t bits,
+              const float* vt) {
+  constexpr int HN = pv_heads_per_pass<NV>();
+  float* o[HN];
+  const float* pp[HN];
+  for (int h = 0; h < G; h += HN) {
+    const int hn = std::min(HN, G - h);
+    for (int u = 0; u < hn; ++u) {
+      o[u] = part + size_t(h + u) * stride + kPartO;
+      pp[u] = p + size_t(h + u) * kBlk;
+    }
+    if (hn == HN)
+      block_pv<NV, HN>(o, alpha + h, pp, bits, vt);
+    else
+      block_pv_rest<NV, HN>(hn, o, alpha + h, pp, bits, vt);
+  }
+}
+
 // The online-softmax update of one head over one block; returns alpha and writes p.
 float block_softmax(const vf* sc, float c, uint32_t bits, float* m, float* l, float* p) {
   vf t[kBV];
-  float mb = -INFINITY;
+  vf vmax = set1(-INFINITY);  // max is exact: one horizontal max of the lane-wise max suffices
   for (int r = 0; r < kBV; ++r) {
     t[r] = mul(sc[r], set1(c));
-    mb = std::max(mb, hmax(sel(mask_bits(bits >> (r * W)), t[r], set1(-INFINITY))));
+    vmax = max(vmax, sel(mask_bits(bits >> (r * W)), t[r], set1(-INFINITY)));
   }
+  const float mb = hmax(vmax);
   const float mn = std::max(*m, mb);
   const float alpha = mb > *m ? exp2_scalar(*m - mn) : 1.f;
   vf ps = zero();
@@ -394,32 +543,42 @@ constexpr int kHeadsPerPass = 2;  // 2 heads x 4 key vectors of the 16 ymm regis
 #endif
 
 template <KVQuant F, int D>
-void scores_dispatch(int hn, const float* q, size_t ldq, const uint8_t* block, vf (*s)[kBV]) {
+void scores_dispatch(int hn, const QueryView& q, const uint8_t* block, vf (*s)[kBV]) {
   switch (hn) {
     case 1:
-      return block_scores<F, D, 1>(q, ldq, block, s);
+      return block_scores<F, D, 1>(q, block, s);
     case 2:
-      return block_scores<F, D, 2>(q, ldq, block, s);
+      return block_scores<F, D, 2>(q, block, s);
 #if defined(__AVX512F__)
     case 3:
-      return block_scores<F, D, 3>(q, ldq, block, s);
+      return block_scores<F, D, 3>(q, block, s);
     case 4:
-      return block_scores<F, D, 4>(q, ldq, block, s);
+      return block_scores<F, D, 4>(q, block, s);
     case 5:
-      return block_scores<F, D, 5>(q, ldq, block, s);
+      return block_scores<F, D, 5>(q, block, s);
     case 6:
-      return block_scores<F, D, 6>(q, ldq, block, s);
+      return block_scores<F, D, 6>(q, block, s);
     case 7:
-      return block_scores<F, D, 7>(q, ldq, block, s);
+      return block_scores<F, D, 7>(q, block, s);
     case 8:
-      return block_scores<F, D, 8>(q, ldq, block, s);
+      return block_scores<F, D, 8>(q, block, s);
 #endif
   }
   assert(false && "heads per pass out of range");
 }
 
+// The next block's key block and value records, a cache line at a time: the work per block is
+// long enough (G heads of scores, softmax and P.V) for them to arrive before they are needed,
+// which the hardware prefetcher alone did not achieve (profile: loads of the block's first key
+// codes, scales and value scales were the hottest instructions).
+inline void prefetch_block(const uint8_t* kblock, const uint8_t* vrec, const Problem& pr) {
+  for (size_t b = 0; b < pr.kblock; b += 64) prefetch(kblock + b);
+  for (size_t b = 0; b < size_t(kBlk) * pr.rec; b += 64) prefetch(vrec + b);
+}
+
 template <KVQuant F, int NV>
-void run_chunk_nv(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, float* part) {
+void run_chunk_nv(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, float* part,
+                  const QueryView& qg) {
   constexpr int D = NV * W;
   const size_t stride = part_stride(pr);
   for (int h = 0; h < pr.G; ++h) {
@@ -436,12 +595,12 @@ void run_chunk_nv(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, fl
     const uint32_t bits = visible_bits(pr.kv_pos + j0, nb, qp);
     if (!bits) continue;
     const uint8_t* block = kbase + j0 / kKBlockTokens * pr.kblock;
-    const float* qrow = pr.q + i * pr.ldq + size_t(g * pr.G) * D;
+    if (j0 + kBlk < j_end) prefetch_block(block + pr.kblock, vbase + (j0 + kBlk) * pr.rec, pr);
     float* alpha = sc.alpha.data();
     for (int h0 = 0; h0 < pr.G; h0 += kHeadsPerPass) {
       const int hn = std::min(kHeadsPerPass, pr.G - h0);
       vf s[kHeadsPerPass][kBV];
-      scores_dispatch<F, D>(hn, qrow + size_t(h0) * D, D, block, s);
+      scores_dispatch<F, D>(hn, advance(qg, h0, D), block, s);
       for (int h = h0; h < h0 + hn; ++h) {
         float* P = part + size_t(h) * stride;
         alpha[h] = block_softmax(s[h - h0], pr.c, bits, &P[0], &P[1], &sc.p[size_t(h) * kBlk]);
@@ -450,53 +609,41 @@ void run_chunk_nv(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, fl
     for (int t = 0; t < nb; ++t)
       if (bits >> t & 1u)
         dequant_record<F, D>(vbase + (j0 + size_t(t)) * pr.rec, &sc.vt[size_t(t) * D]);
-    // Heads in pairs while their accumulators fit the registers (2 x NV <= 16).
-    int h = 0;
-    float* o[2];
-    const float* pp[2];
-    for (; NV <= 8 && h + 2 <= pr.G; h += 2) {
-      for (int u = 0; u < 2; ++u) {
-        o[u] = part + size_t(h + u) * stride + kPartO;
-        pp[u] = &sc.p[size_t(h + u) * kBlk];
-      }
-      block_pv<NV, 2>(o, alpha + h, pp, bits, sc.vt.data());
-    }
-    for (; h < pr.G; ++h) {
-      o[0] = part + size_t(h) * stride + kPartO;
-      pp[0] = &sc.p[size_t(h) * kBlk];
-      block_pv<NV, 1>(o, alpha + h, pp, bits, sc.vt.data());
-    }
+    pv_heads<NV>(pr.G, part, stride, alpha, sc.p.data(), bits, sc.vt.data());
   }
 }
 
 template <KVQuant F>
-void run_chunk_f(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, float* part) {
+void run_chunk_f(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, float* part,
+                 const QueryView& qg) {
   switch (pr.D) {  // head_dim is a multiple of 32 up to 256
     case 32:
-      return run_chunk_nv<F, 32 / W>(pr, i, g, ch, sc, part);
+      return run_chunk_nv<F, 32 / W>(pr, i, g, ch, sc, part, qg);
     case 64:
-      return run_chunk_nv<F, 64 / W>(pr, i, g, ch, sc, part);
+      return run_chunk_nv<F, 64 / W>(pr, i, g, ch, sc, part, qg);
     case 96:
-      return run_chunk_nv<F, 96 / W>(pr, i, g, ch, sc, part);
+      return run_chunk_nv<F, 96 / W>(pr, i, g, ch, sc, part, qg);
     case 128:
-      return run_chunk_nv<F, 128 / W>(pr, i, g, ch, sc, part);
+      return run_chunk_nv<F, 128 / W>(pr, i, g, ch, sc, part, qg);
     case 160:
-      return run_chunk_nv<F, 160 / W>(pr, i, g, ch, sc, part);
+      return run_chunk_nv<F, 160 / W>(pr, i, g, ch, sc, part, qg);
     case 192:
-      return run_chunk_nv<F, 192 / W>(pr, i, g, ch, sc, part);
+      return run_chunk_nv<F, 192 / W>(pr, i, g, ch, sc, part, qg);
     case 224:
-      return run_chunk_nv<F, 224 / W>(pr, i, g, ch, sc, part);
+      return run_chunk_nv<F, 224 / W>(pr, i, g, ch, sc, part, qg);
     case 256:
-      return run_chunk_nv<F, 256 / W>(pr, i, g, ch, sc, part);
+      return run_chunk_nv<F, 256 / W>(pr, i, g, ch, sc, part, qg);
   }
   assert(false && "head_dim not instantiated");
 }
 
-void run_chunk(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, float* part) {
+// Chunk ch of query row i against kv head g; qg: the row's G query heads of that group, rounded.
+void run_chunk(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, float* part,
+               const QueryView& qg) {
   if (pr.kv.format == KVQuant::Int4)
-    run_chunk_f<KVQuant::Int4>(pr, i, g, ch, sc, part);
+    run_chunk_f<KVQuant::Int4>(pr, i, g, ch, sc, part, qg);
   else
-    run_chunk_f<KVQuant::Q8_0>(pr, i, g, ch, sc, part);
+    run_chunk_f<KVQuant::Q8_0>(pr, i, g, ch, sc, part, qg);
 }
 
 // Merges the chunks of query row i, head g*G + h, in chunk order; `parts` points at chunk 0's
@@ -532,6 +679,23 @@ double quant_attention_work(const AttentionShape& s, size_t n_q, size_t n_kv) {
 }
 
 }  // namespace
+
+float quantize_query_group(const float* x, int8_t* codes) {
+  float amax = 0.f;
+  bool finite = true;
+  for (int e = 0; e < kKVQuantGroup; ++e) {
+    finite = finite && std::isfinite(x[e]);
+    amax = std::max(amax, std::fabs(x[e]));
+  }
+  if (!finite) {  // x * id would be NaN, whose conversion to an integer is undefined
+    std::memset(codes, 0, kKVQuantGroup);
+    return NAN;
+  }
+  const float id = amax > 0.f ? 127.f / amax : 0.f;
+  for (int e = 0; e < kKVQuantGroup; ++e)
+    codes[e] = int8_t(std::clamp(std::nearbyint(x[e] * id), -127.f, 127.f));
+  return amax / 127.f;
+}
 
 void attention_quant(const AttentionShape& s, const float* q, size_t ldq, const int32_t* q_pos,
                      size_t n_q, const QuantKV& kv, const int32_t* kv_pos, size_t n_kv, float* out,
@@ -571,8 +735,10 @@ void attention_quant(const AttentionShape& s, const float* q, size_t ldq, const 
       if (part.size() < pr.n_chunks * G * stride) part.assign(pr.n_chunks * G * stride);
       const size_t i = it / size_t(pr.Hkv);
       const int g = int(it % size_t(pr.Hkv));
+      quantize_queries(pr.q + i * pr.ldq + size_t(g * pr.G) * size_t(pr.D), pr.G, pr.D, sc.q, 0);
+      const QueryView qg = view_of(sc.q, 0, pr.D);
       for (size_t ch = 0; ch < pr.n_chunks; ++ch)
-        run_chunk(pr, i, g, ch, sc, &part[ch * G * stride]);
+        run_chunk(pr, i, g, ch, sc, &part[ch * G * stride], qg);
       for (size_t h = 0; h < G; ++h) merge(pr, i, g * pr.G + int(h), &part[h * stride], G * stride);
     });
     return;
@@ -580,13 +746,19 @@ void attention_quant(const AttentionShape& s, const float* q, size_t ldq, const 
   // Split-K: one item per (row, kv head, chunk), then the merge as a separate pass.
   AlignedFloats part;
   part.assign(rows * pr.n_chunks * G * stride);
+  // Few rows here: every row's heads are rounded once, ahead of the chunk items that share them.
+  QuantQueries qq;
+  qq.fit(n_q * size_t(s.n_heads), pr.D);
+  for (size_t i = 0; i < n_q; ++i)
+    quantize_queries(q + i * ldq, s.n_heads, pr.D, qq, i * size_t(s.n_heads));
   parallel_for(rows * pr.n_chunks, work, [&](size_t it, int slot) {
     Scratch& sc = scratch[size_t(slot)];
     if (sc.vt.empty()) sc.fit(pr);
     const size_t row = it / pr.n_chunks, ch = it % pr.n_chunks;
     const size_t i = row / size_t(pr.Hkv);
     const int g = int(row % size_t(pr.Hkv));
-    run_chunk(pr, i, g, ch, sc, &part[(row * pr.n_chunks + ch) * G * stride]);
+    run_chunk(pr, i, g, ch, sc, &part[(row * pr.n_chunks + ch) * G * stride],
+              view_of(qq, i * size_t(s.n_heads) + size_t(g * pr.G), pr.D));
   });
   parallel_for(
       n_q * size_t(s.n_heads), double(n_q) * s.n_heads * pr.n_chunks * pr.D, [&](size_t it, int) {

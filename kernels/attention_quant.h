@@ -5,10 +5,17 @@
 // Numerics, fixed for a given (query row, head) and independent of the batch, the thread count
 // and how the chunks are shared among threads:
 //   keys are split into chunks of `chunk` entries aligned to index 0 (512 by default, the seed's
-//   SPLIT_K size); a chunk is visited in blocks of 32 keys (one key block, kv_quant.h); keys and
-//   values are dequantized to kv_dequantize_head's exact values inside the kernel;
-//   score_j = (acc = fma(q[e], k̂_j[e], acc) for e = 0..D-1 from 0) * scale * log2(e), SIMD lanes
-//   running over keys; values go through an L1 tile in a lane order fixed by the SIMD width;
+//   SPLIT_K size); a chunk is visited in blocks of 32 keys (one key block, kv_quant.h);
+//   the query is rounded to int8 per group of 32 elements, as llama.cpp's CPU attention rounds Q
+//   to q8_0 before its dot with a quantized K (code = nearbyint(q * 127 / amax), step dq =
+//   amax / 127, S = the group's code sum); each group's dot with a key is the exact integer
+//   I = sum of query code * key code (vpdpbusd where AVX-512 VBMI + VNNI exist, exact float FMAs
+//   otherwise: the same bits), folded as acc = fma(I - z * S, s * dq, acc) over the groups in
+//   order (q8_0 keys: fma(I, d * dq, acc)), score_j = acc * scale * log2(e), SIMD lanes running
+//   over keys. So a score equals q̃ · k̂ for the rounded query q̃ (|q - q̃| <= dq / 2 per element)
+//   and the keys' exact dequantized values, up to float rounding of the fold;
+//   values are dequantized to kv_dequantize_head's exact values into an L1 tile in a lane order
+//   fixed by the SIMD width;
 //   per block the online softmax of attention.cpp (exp2 domain, masked keys skipped); each chunk
 //   ends with (m_c, l_c, o_c); the merge, in chunk order, takes M = max m_c over non-empty
 //   chunks, l = sum l_c * 2^(m_c - M), o = sum o_c * 2^(m_c - M), out = o / l.
@@ -41,6 +48,14 @@ struct QuantKV {
 void attention_quant(const AttentionShape& s, const float* q, size_t ldq, const int32_t* q_pos,
                      size_t n_q, const QuantKV& kv, const int32_t* kv_pos, size_t n_kv, float* out,
                      size_t ldo, size_t chunk = kSplitKChunk);
+
+// The fused kernel's query rounding, one group of 32 elements: amax = max |x_e|, codes[e] =
+// nearbyint(x_e * (127 / amax)) (half to even; all zeros for an all-zero group), returns the step
+// dq = amax / 127, so |x_e - codes[e] * dq| <= dq / 2 up to float rounding. A group holding a NaN
+// or an infinity gets zero codes and step NaN (its scores become NaN, as an unrounded query's
+// would). llama.cpp's CPU attention rounds Q to q8_0 in the same way (its step is stored in fp16
+// and it rounds half away from zero).
+float quantize_query_group(const float* x, int8_t* codes);
 
 // Dequantizes entries [j0, j0 + n) of every kv head into token-major f32 rows
 // k_out/v_out [n][n_kv_heads * head_dim] with row stride ld (elements), in parallel.

@@ -72,6 +72,9 @@ inline void store_n(float* p, vf x, vmask m) {
 inline vf fma(vf a, vf b, vf c) {
   return _mm512_fmadd_ps(a, b, c);
 }
+inline vf fnmadd(vf a, vf b, vf c) {  // c - a * b, one rounding
+  return _mm512_fnmadd_ps(a, b, c);
+}
 inline vf mul(vf a, vf b) {
   return _mm512_mul_ps(a, b);
 }
@@ -181,6 +184,9 @@ inline void store_n(float* p, vf x, vmask m) {
 }
 inline vf fma(vf a, vf b, vf c) {
   return _mm256_fmadd_ps(a, b, c);
+}
+inline vf fnmadd(vf a, vf b, vf c) {  // c - a * b, one rounding
+  return _mm256_fnmadd_ps(a, b, c);
 }
 inline vf mul(vf a, vf b) {
   return _mm256_mul_ps(a, b);

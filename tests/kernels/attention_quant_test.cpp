@@ -1,7 +1,8 @@
 // Tests of accel::attention_quant (the fused int4 / q8_0 attention): agreement with the double
-// reference on the same dequantized data, split-K against a single pass, bit-exact invariance to
-// threads, batch and masked later keys, masked and empty chunks, and dequantize_kv_rows against
-// the scalar format definition. Tests only.
+// reference on the same dequantized data and the kernel's rounded query, the bound the query
+// rounding allows against the unrounded query, the rounding rule itself, split-K against a
+// single pass, bit-exact invariance to threads, batch and masked later keys, masked and empty
+// chunks, and dequantize_kv_rows against the scalar format definition. Tests only.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -77,12 +78,28 @@ struct Errors {
   double max_abs = 0, mean_abs = 0, vmax = 0;
 };
 
+// The query as the kernel uses it: rounded per group of 32 by quantize_query_group, the codes
+// times the step (a float product; the reference then works in double).
+std::vector<float> rounded_query(const std::vector<float>& q) {
+  std::vector<float> r(q.size());
+  int8_t codes[32];
+  for (size_t g = 0; g < q.size(); g += 32) {
+    const float step = accel::quantize_query_group(&q[g], codes);
+    for (int e = 0; e < 32; ++e) r[g + size_t(e)] = float(codes[e]) * step;
+  }
+  return r;
+}
+
+// Errors of `got` against the double reference on the cache's dequantized data with the query
+// rounded as the kernel rounds it (rounded = true) or as given.
 Errors compare_to_reference(const AttentionShape& s, const std::vector<float>& q,
                             const std::vector<int32_t>& qpos, const QuantCache& c,
-                            const std::vector<int32_t>& kpos, const std::vector<float>& got) {
+                            const std::vector<int32_t>& kpos, const std::vector<float>& got,
+                            bool rounded = true) {
   const size_t qd = size_t(s.n_heads) * s.head_dim;
   std::vector<double> want(got.size());
-  accel::attention_reference(s, q.data(), qd, qpos.data(), qpos.size(), c.kf.data(), c.vf.data(),
+  const std::vector<float> qr = rounded ? rounded_query(q) : q;
+  accel::attention_reference(s, qr.data(), qd, qpos.data(), qpos.size(), c.kf.data(), c.vf.data(),
                              size_t(c.hkv) * c.D, kpos.data(), c.n, want.data(), qd);
   Errors e;
   for (size_t i = 0; i < got.size(); ++i) {
@@ -104,11 +121,12 @@ struct Shape {
 class AttentionQuantShapes : public ::testing::TestWithParam<Shape> {};
 
 // Tolerance: the output is a convex combination of v rows, so errors are relative to max|v|.
-// Float sources: the score (a sum of D products, ~D u relative to sum |q k|, |q k| summing to a few
-// units here: ~1e-5 absolute in the exponent), exp2's ~2e-7 relative error, and the l and o sums
+// Against the reference on the rounded query the integer group dots are exact; the float sources
+// are the fold (one fnmadd, one mul and one fma per group: ~3 u relative to sum |q̃ k̂|, a few units
+// here: ~1e-5 absolute in the exponent), exp2's ~2e-7 relative error, and the l and o sums
 // (n_kv terms, ~n_kv u relative in the worst case, far less in practice). For D <= 128 and
 // n_kv <= 5000 this bounds the error by ~4e-5 max|v|; 1e-4 max|v| leaves a margin of 2.5.
-TEST_P(AttentionQuantShapes, MatchesTheDoubleReferenceOnTheSameDequantizedData) {
+TEST_P(AttentionQuantShapes, MatchesTheDoubleReferenceOnTheDequantizedCacheAndTheRoundedQuery) {
   const Shape p = GetParam();
   const AttentionShape s{p.heads, p.kv_heads, p.D, 1.f / std::sqrt(float(p.D))};
   const QuantCache c = make_cache(p.f, p.kv_heads, p.D, p.n_kv, 11);
@@ -124,6 +142,33 @@ TEST_P(AttentionQuantShapes, MatchesTheDoubleReferenceOnTheSameDequantizedData) 
     EXPECT_LE(e.max_abs, 1e-4 * e.vmax) << "n_q " << qpos.size();
     EXPECT_LT(e.mean_abs, 0.02);  // the seed's own gate, far looser
   }
+}
+
+// Against the unrounded query: each score moves by at most delta = scale * sum_e |q_e - q̃_e| |k̂_e|
+// (computed here in double over every query, head and visible key), so every softmax weight moves
+// by a factor within [e^-2delta, e^2delta] and the output, a convex combination of v rows, by at
+// most (e^2delta - 1) max|v|; plus the 1e-4 max|v| float allowance above.
+TEST_P(AttentionQuantShapes, StaysWithinTheQueryRoundingBoundOfTheUnroundedReference) {
+  const Shape p = GetParam();
+  const AttentionShape s{p.heads, p.kv_heads, p.D, 1.f / std::sqrt(float(p.D))};
+  const QuantCache c = make_cache(p.f, p.kv_heads, p.D, p.n_kv, 11);
+  const auto kpos = iota_pos(p.n_kv);
+  const std::vector<int32_t> qpos{int32_t(p.n_kv) - 1};
+  const auto q = accel::test::random_normal(size_t(p.heads) * p.D, 3);
+  const auto qr = rounded_query(q);
+  double delta = 0;
+  const int G = p.heads / p.kv_heads;
+  for (int h = 0; h < p.heads; ++h)
+    for (size_t j = 0; j < p.n_kv; ++j) {
+      double d = 0;
+      for (int e = 0; e < p.D; ++e)
+        d += std::fabs(double(q[size_t(h) * p.D + e]) - qr[size_t(h) * p.D + e]) *
+             std::fabs(c.kf[j * size_t(p.kv_heads) * p.D + size_t(h / G) * p.D + e]);
+      delta = std::max(delta, d * s.scale);
+    }
+  const Errors e = compare_to_reference(s, q, qpos, c, kpos, run(s, q, qpos, c, kpos), false);
+  EXPECT_LE(e.max_abs, (std::expm1(2 * delta) + 1e-4) * e.vmax) << "delta " << delta;
+  EXPECT_LT(e.mean_abs, 0.02);  // the seed's gate
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -222,6 +267,53 @@ TEST(AttentionQuant, ScaleOneAttentionStillMatchesTheReference) {
   const auto got = run(s, q, qpos, c, kpos);
   const Errors e = compare_to_reference(s, q, qpos, c, kpos, got);
   EXPECT_LE(e.max_abs, 1e-4 * e.vmax);
+}
+
+// quantize_query_group against a plain transcription of its rule (header): amax, codes by
+// round-half-to-even of x * (127 / amax), step amax / 127; zeros, exact ties, a lone large value,
+// and NaN / infinity (zero codes, NaN step).
+TEST(QuantizeQueryGroup, EqualsAPlainTranscriptionOfTheRuleBitForBit) {
+  std::vector<std::vector<float>> groups;
+  groups.push_back(std::vector<float>(32, 0.f));
+  std::vector<float> ties(32);
+  for (int e = 0; e < 32; ++e) ties[size_t(e)] = float(e - 16) + 0.5f;  // amax 16.5
+  ties[0] = 127.f;  // amax 127: id = 1, so x.5 values are exact ties
+  groups.push_back(ties);
+  std::vector<float> lone(32, 1e-3f);
+  lone[9] = -300.f;
+  groups.push_back(lone);
+  for (float bad : {NAN, INFINITY, -INFINITY}) {
+    std::vector<float> g(32, 1.f);
+    g[3] = bad;
+    groups.push_back(g);
+  }
+  for (uint64_t seed = 0; seed < 200; ++seed)
+    groups.push_back(accel::test::random_normal(32, 100 + seed, float(seed % 7) + 0.25f));
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const auto& x = groups[i];
+    float amax = 0;
+    bool finite = true;
+    for (float v : x) amax = std::max(amax, std::fabs(v)), finite = finite && std::isfinite(v);
+    const float id = finite && amax > 0 ? 127.f / amax : 0.f;
+    int8_t got[32];
+    const float step = accel::quantize_query_group(x.data(), got);
+    for (int e = 0; e < 32; ++e) {
+      const float t = finite ? x[size_t(e)] * id : 0.f;  // nearest, ties to even, by hand:
+      float r = std::floor(t);
+      const float frac = t - r;
+      if (frac > 0.5f || (frac == 0.5f && std::fmod(r, 2.f) != 0.f)) r += 1.f;
+      ASSERT_EQ(int(got[e]), int(std::max(-127.f, std::min(127.f, r))))
+          << "group " << i << " element " << e;
+    }
+    if (finite)
+      EXPECT_EQ(step, amax / 127.f) << "group " << i;
+    else
+      EXPECT_TRUE(std::isnan(step)) << "group " << i;
+  }
+  int8_t tie[32];
+  accel::quantize_query_group(ties.data(), tie);
+  EXPECT_EQ(tie[1], -14);  // -14.5 -> -14 (even)
+  EXPECT_EQ(tie[2], -14);  // -13.5 -> -14 (even)
 }
 
 TEST(DequantizeKVRows, EqualsTheScalarFormatDefinitionBitForBit) {
