@@ -5,7 +5,7 @@
 // Design. One work item is (query row, kv head, chunk) for decode-sized batches (split-K, then a
 // separate merge pass) or (query row, kv head) for large batches (the item runs its chunks in
 // order and merges them itself); both evaluate the same per-chunk sequence and the same merge, so
-// they give the same bits. All query heads of a kv group share each dequantized K/V block (GQA by
+// they give the same bits. All query heads of a kv group share each K/V block they read (GQA by
 // index: nothing is repeated in memory). Scores come from the key codes directly: with the
 // query rounded to int8 the per-group dot is an exact integer, 4 elements per vpdpbusd (the
 // float path it replaced spent 4 of its 7 vector operations per key element on dequantizing).
