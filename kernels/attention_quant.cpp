@@ -104,19 +104,22 @@ template <int D>
 inline void dequant_int4(const uint8_t* rec, float* t) {
   constexpr int kGroups = D / kKVQuantGroup;
   const uint8_t* sc = rec + D / 2;
-#if defined(__AVX512F__)
+  const uint8_t* zc = sc + 2 * kGroups;
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
   // Every scale and zero of the record in one masked load and one conversion (exact, as
   // half_to_float): lanes [0, groups) the scales, [groups, 2 groups) the zeros. The mask keeps the
   // load inside the record.
   const vf par =
       _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(__mmask16((1u << (2 * kGroups)) - 1u), sc));
-#else
-  const uint8_t* zc = sc + 2 * kGroups;
 #endif
   for (int g = 0; g < kGroups; ++g) {
-#if defined(__AVX512F__)
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
     const vf s = _mm512_permutexvar_ps(_mm512_set1_epi32(g), par);
     const vf z = _mm512_permutexvar_ps(_mm512_set1_epi32(kGroups + g), par);
+#else
+    const vf s = set1(half_to_float(sc + 2 * g)), z = set1(half_to_float(zc + 2 * g));
+#endif
+#if defined(__AVX512F__)
     const vf lut =
         mul(sub(_mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), z), s);
     const __m512i b = _mm512_cvtepu8_epi32(
@@ -124,7 +127,6 @@ inline void dequant_int4(const uint8_t* rec, float* t) {
     store(t + g * kKVQuantGroup, _mm512_permutexvar_ps(b, lut));
     store(t + g * kKVQuantGroup + W, _mm512_permutexvar_ps(_mm512_srli_epi32(b, 4), lut));
 #else
-    const vf s = set1(half_to_float(sc + 2 * g)), z = set1(half_to_float(zc + 2 * g));
     for (int h = 0; h < kKVQuantGroup / (2 * W); ++h) {
       vf lo, hi;
       nibbles(rec + g * (kKVQuantGroup / 2) + h * W, lo, hi);
@@ -220,7 +222,8 @@ struct Problem {
   size_t rec;     // value record bytes
   size_t kblock;  // key block bytes (kKBlockTokens records)
   size_t chunk, n_chunks;
-  float c;  // scale * log2(e)
+  float c;            // scale * log2(e)
+  bool float_scores;  // QuantScorePath::Float
 };
 
 // Per-slot scratch: the K and V tiles, the group's queries in lane order, the block's p.
@@ -422,9 +425,12 @@ void block_scores_int4_vnni(const QueryView& q, const uint8_t* block, vf (*sc)[k
 // and partial sum is an integer below 2^24 (int4: 15 * 127 * 32; q8_0: 127 * 127 * 32), so float
 // FMAs compute I exactly and this path gives the VNNI path's bits.
 template <KVQuant F, int D, int HN>
-void block_scores(const QueryView& q, const uint8_t* block, vf (*sc)[kBV]) {
+void block_scores(const QueryView& q, const uint8_t* block, vf (*sc)[kBV], bool float_scores) {
 #if defined(__AVX512VBMI__) && defined(__AVX512VNNI__)
-  if constexpr (F == KVQuant::Int4) return block_scores_int4_vnni<D, HN>(q, block, sc);
+  if constexpr (F == KVQuant::Int4)
+    if (!float_scores) return block_scores_int4_vnni<D, HN>(q, block, sc);
+#else
+  (void)float_scores;  // the float path is the only one built
 #endif
   constexpr int kGroups = D / kKVQuantGroup;
   for (int h = 0; h < HN; ++h)
@@ -543,25 +549,26 @@ constexpr int kHeadsPerPass = 2;  // 2 heads x 4 key vectors of the 16 ymm regis
 #endif
 
 template <KVQuant F, int D>
-void scores_dispatch(int hn, const QueryView& q, const uint8_t* block, vf (*s)[kBV]) {
+void scores_dispatch(int hn, const QueryView& q, const uint8_t* block, vf (*s)[kBV],
+                     bool float_scores) {
   switch (hn) {
     case 1:
-      return block_scores<F, D, 1>(q, block, s);
+      return block_scores<F, D, 1>(q, block, s, float_scores);
     case 2:
-      return block_scores<F, D, 2>(q, block, s);
+      return block_scores<F, D, 2>(q, block, s, float_scores);
 #if defined(__AVX512F__)
     case 3:
-      return block_scores<F, D, 3>(q, block, s);
+      return block_scores<F, D, 3>(q, block, s, float_scores);
     case 4:
-      return block_scores<F, D, 4>(q, block, s);
+      return block_scores<F, D, 4>(q, block, s, float_scores);
     case 5:
-      return block_scores<F, D, 5>(q, block, s);
+      return block_scores<F, D, 5>(q, block, s, float_scores);
     case 6:
-      return block_scores<F, D, 6>(q, block, s);
+      return block_scores<F, D, 6>(q, block, s, float_scores);
     case 7:
-      return block_scores<F, D, 7>(q, block, s);
+      return block_scores<F, D, 7>(q, block, s, float_scores);
     case 8:
-      return block_scores<F, D, 8>(q, block, s);
+      return block_scores<F, D, 8>(q, block, s, float_scores);
 #endif
   }
   assert(false && "heads per pass out of range");
@@ -600,7 +607,7 @@ void run_chunk_nv(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, fl
     for (int h0 = 0; h0 < pr.G; h0 += kHeadsPerPass) {
       const int hn = std::min(kHeadsPerPass, pr.G - h0);
       vf s[kHeadsPerPass][kBV];
-      scores_dispatch<F, D>(hn, advance(qg, h0, D), block, s);
+      scores_dispatch<F, D>(hn, advance(qg, h0, D), block, s, pr.float_scores);
       for (int h = h0; h < h0 + hn; ++h) {
         float* P = part + size_t(h) * stride;
         alpha[h] = block_softmax(s[h - h0], pr.c, bits, &P[0], &P[1], &sc.p[size_t(h) * kBlk]);
@@ -691,15 +698,18 @@ float quantize_query_group(const float* x, int8_t* codes) {
     std::memset(codes, 0, kKVQuantGroup);
     return NAN;
   }
-  const float id = amax > 0.f ? 127.f / amax : 0.f;
+  // 127 / amax overflows to inf for amax below ~3.7e-37 (subnormals included): such a group is
+  // scaled by 2^100 first, exactly, so that every group is rounded by the same rule.
+  const float up = amax < 0x1p-100f ? 0x1p100f : 1.f;
+  const float id = amax > 0.f ? 127.f / (amax * up) : 0.f;
   for (int e = 0; e < kKVQuantGroup; ++e)
-    codes[e] = int8_t(std::clamp(std::nearbyint(x[e] * id), -127.f, 127.f));
+    codes[e] = int8_t(std::clamp(std::nearbyint(x[e] * up * id), -127.f, 127.f));
   return amax / 127.f;
 }
 
 void attention_quant(const AttentionShape& s, const float* q, size_t ldq, const int32_t* q_pos,
                      size_t n_q, const QuantKV& kv, const int32_t* kv_pos, size_t n_kv, float* out,
-                     size_t ldo, size_t chunk) {
+                     size_t ldo, size_t chunk, QuantScorePath path) {
   assert(s.n_kv_heads > 0 && s.n_heads % s.n_kv_heads == 0);
   assert(s.head_dim % kKVQuantGroup == 0 && s.head_dim <= kMaxD);
   assert(chunk > 0 && chunk % kBlk == 0);
@@ -720,7 +730,8 @@ void attention_quant(const AttentionShape& s, const float* q, size_t ldq, const 
              kv_quant_kblock_bytes(kv.format, s.head_dim),
              chunk,
              std::max<size_t>(1, (n_kv + chunk - 1) / chunk),
-             s.scale * kLog2e};
+             s.scale * kLog2e,
+             path == QuantScorePath::Float};
   const size_t stride = part_stride(pr), G = size_t(pr.G);
   const size_t rows = n_q * size_t(pr.Hkv);
   std::vector<Scratch> scratch(static_cast<size_t>(parallel_slots()));

@@ -45,16 +45,24 @@ struct QuantKV {
 
 // q: [n_q][n_heads * head_dim] row stride ldq; out likewise with ldo. head_dim must be a multiple
 // of 32 and at most 256. A query that sees no key gets zeros. chunk must be a multiple of 32.
+// How int4 scores are computed: Auto takes vpdpbusd where AVX-512 VBMI and VNNI exist, Float
+// forces the exact-float path every other build uses. Both give the same bits (the group dots are
+// exact integers either way); Float exists so that a test can hold them to it.
+enum class QuantScorePath { Auto, Float };
+
 void attention_quant(const AttentionShape& s, const float* q, size_t ldq, const int32_t* q_pos,
                      size_t n_q, const QuantKV& kv, const int32_t* kv_pos, size_t n_kv, float* out,
-                     size_t ldo, size_t chunk = kSplitKChunk);
+                     size_t ldo, size_t chunk = kSplitKChunk,
+                     QuantScorePath path = QuantScorePath::Auto);
 
 // The fused kernel's query rounding, one group of 32 elements: amax = max |x_e|, codes[e] =
 // nearbyint(x_e * (127 / amax)) (half to even; all zeros for an all-zero group), returns the step
-// dq = amax / 127, so |x_e - codes[e] * dq| <= dq / 2 up to float rounding. A group holding a NaN
-// or an infinity gets zero codes and step NaN (its scores become NaN, as an unrounded query's
-// would). llama.cpp's CPU attention rounds Q to q8_0 in the same way (its step is stored in fp16
-// and it rounds half away from zero).
+// dq = amax / 127, so |x_e - codes[e] * dq| <= dq / 2 up to float rounding (a group with amax
+// below 2^-100 is scaled by 2^100 first, exactly, so 127 / amax cannot overflow). A group holding
+// a NaN or an infinity gets zero codes and step NaN: its scores are NaN, a chunk whose softmax sum
+// is not positive contributes nothing, so such a query's output is zeros (as a NaN query's was
+// before the rounding; an infinite element used to give infinite scores). llama.cpp's CPU attention
+// rounds Q to q8_0 in the same way (its step is stored in fp16 and it rounds half away from zero).
 float quantize_query_group(const float* x, int8_t* codes);
 
 // Dequantizes entries [j0, j0 + n) of every kv head into token-major f32 rows

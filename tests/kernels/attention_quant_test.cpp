@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <numeric>
+#include <tuple>
 #include <vector>
 
 #include "kernels/attention.h"
@@ -122,9 +123,10 @@ class AttentionQuantShapes : public ::testing::TestWithParam<Shape> {};
 
 // Tolerance: the output is a convex combination of v rows, so errors are relative to max|v|.
 // Against the reference on the rounded query the integer group dots are exact; the float sources
-// are the fold (one fnmadd, one mul and one fma per group: ~3 u relative to sum |q̃ k̂|, a few units
-// here: ~1e-5 absolute in the exponent), exp2's ~2e-7 relative error, and the l and o sums
-// (n_kv terms, ~n_kv u relative in the worst case, far less in practice). For D <= 128 and
+// are the fold (an fnmadd, a mul and an fma per group, D/32 + 2 roundings: <= 10 u relative to
+// sum |q̃ k̂| at D = 256) and the reference's own q̃ = code * step (one rounding per element), both
+// a few units here: ~1e-5 absolute in the exponent; exp2's ~2e-7 relative error, and the l and o
+// sums (n_kv terms, ~n_kv u relative in the worst case, far less in practice). For D <= 128 and
 // n_kv <= 5000 this bounds the error by ~4e-5 max|v|; 1e-4 max|v| leaves a margin of 2.5.
 TEST_P(AttentionQuantShapes, MatchesTheDoubleReferenceOnTheDequantizedCacheAndTheRoundedQuery) {
   const Shape p = GetParam();
@@ -242,6 +244,32 @@ TEST(AttentionQuant, BitIdenticalAcrossThreadsBatchAndMaskedLaterKeys) {
   }
 }
 
+// The vpdpbusd path (where the CPU has AVX-512 VBMI + VNNI) and the exact-float path compute the
+// same integer group dots and the same fold: the outputs must be the same bits, for 1 to 8 heads
+// per kv head, several head_dims and both the split-K and per-row paths. On a CPU without
+// VBMI/VNNI both runs take the float path and the test holds trivially.
+TEST(AttentionQuant, VnniAndFloatScorePathsAreBitIdentical) {
+  for (const auto& [heads, kv_heads, D, n] :
+       {std::tuple{8, 1, 128, 700}, std::tuple{12, 4, 64, 1500}, std::tuple{5, 5, 32, 90},
+        std::tuple{6, 2, 256, 300}, std::tuple{7, 1, 96, 530}}) {
+    const AttentionShape s{heads, kv_heads, D, 1.f / std::sqrt(float(D))};
+    const QuantCache c = make_cache(KVQuant::Int4, kv_heads, D, size_t(n), uint64_t(D + n));
+    const auto kpos = iota_pos(size_t(n));
+    for (std::vector<int32_t> qpos :
+         {std::vector<int32_t>{n - 1}, std::vector<int32_t>{0, 40, n - 1, 30, 17, 5, 64, 9}}) {
+      const auto q = accel::test::random_normal(qpos.size() * size_t(heads) * D, uint64_t(n));
+      const size_t qd = size_t(heads) * D;
+      std::vector<float> a(qpos.size() * qd), b(a.size());
+      accel::attention_quant(s, q.data(), qd, qpos.data(), qpos.size(), c.view(), kpos.data(), c.n,
+                             a.data(), qd);
+      accel::attention_quant(s, q.data(), qd, qpos.data(), qpos.size(), c.view(), kpos.data(), c.n,
+                             b.data(), qd, accel::kSplitKChunk, accel::QuantScorePath::Float);
+      EXPECT_TRUE(accel::test::bit_equal(a, b))
+          << "heads " << heads << " kv " << kv_heads << " D " << D << " n_q " << qpos.size();
+    }
+  }
+}
+
 TEST(AttentionQuant, FullyMaskedChunksAreSkippedAndAQueryThatSeesNothingGetsZeros) {
   const AttentionShape s{4, 2, 64, 0.125f};
   const size_t n = 1600;
@@ -294,11 +322,12 @@ TEST(QuantizeQueryGroup, EqualsAPlainTranscriptionOfTheRuleBitForBit) {
     float amax = 0;
     bool finite = true;
     for (float v : x) amax = std::max(amax, std::fabs(v)), finite = finite && std::isfinite(v);
-    const float id = finite && amax > 0 ? 127.f / amax : 0.f;
+    const float up = amax < 0x1p-100f ? 0x1p100f : 1.f;  // the documented pre-scaling
+    const float id = finite && amax > 0 ? 127.f / (amax * up) : 0.f;
     int8_t got[32];
     const float step = accel::quantize_query_group(x.data(), got);
     for (int e = 0; e < 32; ++e) {
-      const float t = finite ? x[size_t(e)] * id : 0.f;  // nearest, ties to even, by hand:
+      const float t = finite ? x[size_t(e)] * up * id : 0.f;  // nearest, ties to even, by hand:
       float r = std::floor(t);
       const float frac = t - r;
       if (frac > 0.5f || (frac == 0.5f && std::fmod(r, 2.f) != 0.f)) r += 1.f;
@@ -310,6 +339,16 @@ TEST(QuantizeQueryGroup, EqualsAPlainTranscriptionOfTheRuleBitForBit) {
     else
       EXPECT_TRUE(std::isnan(step)) << "group " << i;
   }
+  // amax below 2^-100 (here subnormal): 127 / amax would overflow; the group is scaled first.
+  std::vector<float> tiny(32, 0.f);
+  tiny[0] = 1e-38f;
+  tiny[1] = -1e-38f / 4;  // code -127/4 = -31.75 -> -32
+  int8_t t8[32];
+  const float tiny_step = accel::quantize_query_group(tiny.data(), t8);
+  EXPECT_EQ(int(t8[0]), 127);
+  EXPECT_EQ(int(t8[1]), -32);
+  for (int e = 2; e < 32; ++e) EXPECT_EQ(int(t8[e]), 0) << e;
+  EXPECT_EQ(tiny_step, 1e-38f / 127.f);
   int8_t tie[32];
   accel::quantize_query_group(ties.data(), tie);
   EXPECT_EQ(tie[1], -14);  // -14.5 -> -14 (even)
