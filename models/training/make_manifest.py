@@ -71,6 +71,10 @@ def main():
              "seed": start["args"]["seed"], "train_args": start["args"],
              "commands": cmds.get(role, []),
              "bf16_autocast": start["bf16_autocast"], "torch": start["torch"],
+             # the machines of the start and every resume (logged since session 14; older logs
+             # have none)
+             "machines": [r["machine"] for r in recs
+                          if r.get("event") in ("start", "resume") and "machine" in r],
              "steps_trained": last.get("step"), "tokens_trained": last.get("tokens"),
              "wall_seconds_training_process": last.get("wall_s"),
              "exported_at_step": exports[-1]["step"] if exports else None,

@@ -43,6 +43,21 @@ def bf16_ok():
         return False
 
 
+def machine():
+    """The CPU a run (or a resumed part of it) trained on: model name, logical CPUs, torch
+    threads, and whether bf16 autocast was possible. Resumes may land on another machine."""
+    model = "unknown"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cpu": model, "logical_cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+            "bf16_capable": bf16_ok()}
+
+
 def log(f, rec):
     rec["time"] = round(time.time(), 1)
     line = json.dumps(rec)
@@ -168,7 +183,8 @@ def main():
         model.load_state_dict(ck["model"])
         opt.load_state_dict(ck["opt"])
         st = ck["state"]
-        log(logf, {"event": "resume", "step": st["step"], "stage": st["stage"]})
+        log(logf, {"event": "resume", "step": st["step"], "stage": st["stage"],
+                   "machine": machine()})
     else:
         if args.init_from:
             src = torch.load(args.init_from)["model"]
@@ -179,7 +195,8 @@ def main():
             log(logf, {"event": "init_from", "path": args.init_from, "tensors": len(taken)})
         log(logf, {"event": "start", "args": vars(args), "config": cfg.to_dict(),
                    "params": model.n_params(), "bf16_autocast": autocast,
-                   "torch": torch.__version__, "essays_sha256": corpus.sha256})
+                   "torch": torch.__version__, "essays_sha256": corpus.sha256,
+                   "machine": machine()})
     window = collections.deque(st["window"], maxlen=args.gate_window)
 
     stop = {"flag": False}
