@@ -386,68 +386,69 @@ alignas(64) constexpr uint8_t kQuadIndex[64] = {
     37, 53, 6,  22, 38, 54, 7,  23, 39, 55, 8,  24, 40, 56, 9,  25, 41, 57, 10, 26, 42, 58,
     11, 27, 43, 59, 12, 28, 44, 60, 13, 29, 45, 61, 14, 30, 46, 62, 15, 31, 47, 63};
 
-// Scores from int4 codes by vpdpbusd (u8 codes x s8 query codes, 4 elements per lane): the same
-// exact integers I as the float path, 4 elements per instruction instead of 1 per FMA.
+// One group's integer dots I (lanes over keys) from int4 codes by vpdpbusd (u8 key codes x s8
+// query codes, 4 elements per lane, 4 elements per instruction instead of 1 per FMA).
 template <int D, int HN>
-void block_scores_int4_vnni(const QueryView& q, const uint8_t* block, vf (*sc)[kBV]) {
-  constexpr int kGroups = D / kKVQuantGroup;
+inline void group_dots_int4_vnni(const QueryView& q, const uint8_t* block, int g, vf (*I)[kBV]) {
   const __m512i idx = _mm512_load_si512(kQuadIndex);
   const __m512i low4 = _mm512_set1_epi8(15);
-  for (int h = 0; h < HN; ++h)
-    for (int r = 0; r < kBV; ++r) sc[h][r] = zero();
-  for (int g = 0; g < kGroups; ++g) {
-    __m512i acc[HN][kBV];
-    for (auto& a : acc)
-      for (auto& x : a) x = _mm512_setzero_si512();
-    for (int u = 0; u < kKVQuantGroup / 4; ++u) {
-      const int e0 = g * kKVQuantGroup + 4 * u;
-      const __m512i p = _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(block + e0 * 16));
-      const __m512i lo = _mm512_and_si512(p, low4);                        // keys 0-15
-      const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(p, 4), low4);  // keys 16-31
-      for (int h = 0; h < HN; ++h) {
-        int32_t quad;
-        std::memcpy(&quad, q.codes + size_t(h) * D + size_t(e0), 4);
-        const __m512i qb = _mm512_set1_epi32(quad);
-        acc[h][0] = _mm512_dpbusd_epi32(acc[h][0], lo, qb);
-        acc[h][1] = _mm512_dpbusd_epi32(acc[h][1], hi, qb);
-      }
+  __m512i acc[HN][kBV];
+  for (auto& a : acc)
+    for (auto& x : a) x = _mm512_setzero_si512();
+  for (int u = 0; u < kKVQuantGroup / 4; ++u) {
+    const int e0 = g * kKVQuantGroup + 4 * u;
+    const __m512i p = _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(block + e0 * 16));
+    const __m512i lo = _mm512_and_si512(p, low4);                        // keys 0-15
+    const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(p, 4), low4);  // keys 16-31
+    for (int h = 0; h < HN; ++h) {
+      int32_t quad;
+      std::memcpy(&quad, q.codes + size_t(h) * D + size_t(e0), 4);
+      const __m512i qb = _mm512_set1_epi32(quad);
+      acc[h][0] = _mm512_dpbusd_epi32(acc[h][0], lo, qb);
+      acc[h][1] = _mm512_dpbusd_epi32(acc[h][1], hi, qb);
     }
-    vf I[HN][kBV], s[kBV], z[kBV];
-    for (int h = 0; h < HN; ++h)
-      for (int r = 0; r < kBV; ++r) I[h][r] = _mm512_cvtepi32_ps(acc[h][r]);
-    group_params<KVQuant::Int4, D>(block, g, s, z);
-    fold_group<KVQuant::Int4, HN>(I, s, z, q, kGroups, g, sc);
   }
+  for (int h = 0; h < HN; ++h)
+    for (int r = 0; r < kBV; ++r) I[h][r] = _mm512_cvtepi32_ps(acc[h][r]);
 }
 #endif
 
+// One group's integer dots I by float FMAs on the codes: every product and partial sum is an
+// integer below 2^24 (int4: 15 * 127 * 32; q8_0: 127 * 127 * 32), so I is exact and equals the
+// VNNI path's.
+template <KVQuant F, int D, int HN>
+inline void group_dots_float(const QueryView& q, const uint8_t* block, int g, vf (*I)[kBV]) {
+  for (int h = 0; h < HN; ++h)
+    for (int r = 0; r < kBV; ++r) I[h][r] = zero();
+  for (int e = g * kKVQuantGroup; e < (g + 1) * kKVQuantGroup; ++e) {
+    vf x[kBV];
+    kblock_codes<F>(block, e, x);
+    for (int h = 0; h < HN; ++h) {
+      const vf qe = bcast(q.fcodes + size_t(h) * D + size_t(e));
+      for (int r = 0; r < kBV; ++r) I[h][r] = fma(qe, x[r], I[h][r]);
+    }
+  }
+}
+
 // Scores of HN heads (the rounded queries of heads [0, HN) in q) against a key block, lanes over
-// keys: per group the exact integer dot I of query and key codes, then fold_group. Every product
-// and partial sum is an integer below 2^24 (int4: 15 * 127 * 32; q8_0: 127 * 127 * 32), so float
-// FMAs compute I exactly and this path gives the VNNI path's bits.
+// keys: per group the exact integer dots I of query and key codes (vpdpbusd for int4 where the CPU
+// has AVX-512 VBMI + VNNI and float_scores is off, exact float FMAs otherwise), then fold_group.
 template <KVQuant F, int D, int HN>
 void block_scores(const QueryView& q, const uint8_t* block, vf (*sc)[kBV], bool float_scores) {
-#if defined(__AVX512VBMI__) && defined(__AVX512VNNI__)
-  if constexpr (F == KVQuant::Int4)
-    if (!float_scores) return block_scores_int4_vnni<D, HN>(q, block, sc);
-#else
-  (void)float_scores;  // the float path is the only one built
-#endif
   constexpr int kGroups = D / kKVQuantGroup;
   for (int h = 0; h < HN; ++h)
     for (int r = 0; r < kBV; ++r) sc[h][r] = zero();
   for (int g = 0; g < kGroups; ++g) {
     vf I[HN][kBV];
-    for (auto& a : I)
-      for (auto& x : a) x = zero();
-    for (int e = g * kKVQuantGroup; e < (g + 1) * kKVQuantGroup; ++e) {
-      vf x[kBV];
-      kblock_codes<F>(block, e, x);
-      for (int h = 0; h < HN; ++h) {
-        const vf qe = bcast(q.fcodes + size_t(h) * D + size_t(e));
-        for (int r = 0; r < kBV; ++r) I[h][r] = fma(qe, x[r], I[h][r]);
-      }
-    }
+#if defined(__AVX512VBMI__) && defined(__AVX512VNNI__)
+    if (F == KVQuant::Int4 && !float_scores)
+      group_dots_int4_vnni<D, HN>(q, block, g, I);
+    else
+      group_dots_float<F, D, HN>(q, block, g, I);
+#else
+    (void)float_scores;  // the float path is the only one built
+    group_dots_float<F, D, HN>(q, block, g, I);
+#endif
     vf s[kBV], z[kBV];
     group_params<F, D>(block, g, s, z);
     fold_group<F, HN>(I, s, z, q, kGroups, g, sc);
