@@ -72,13 +72,8 @@ std::vector<NiahGrid> niah_grids(const results::ResultStore& store, const Report
     const auto d = t.scores.find(kDepth);
     if (s == t.scores.end() || d == t.scores.end()) continue;
     // Only the parameters that vary within the method label a grid, plus the draft and input
-    // files (add_model_labels), so two auxiliaries or predictors of one method stay apart.
-    nlohmann::json p = nlohmann::json::object();
-    const auto v = varying.find(t.method);
-    if (v != varying.end() && t.params.is_object())
-      for (const auto& k : v->second)
-        if (t.params.contains(k)) p[k] = t.params[k];
-    add_model_labels(t, p);
+    // files, so two auxiliaries or predictors of one method stay apart.
+    const nlohmann::json p = configuration_params(t, varying);
     const std::string params = p.empty() ? std::string() : params_label(p);
     const std::string kv = kv_dtype_of(t);
     const ConfigKey key{t.method != opt.baseline_method, model_label(t.target), t.method, params,

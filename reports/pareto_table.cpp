@@ -101,11 +101,7 @@ Table pareto_table(const results::ResultStore& store, const ReportOptions& opt) 
     const bool reference = t.method == opt.baseline_method && kv_dtype_of(t) == "f32";
     if (it == t.scores.end() && !(reference && reference_value)) continue;
     // Only the parameters that vary within the method (and the draft) label a configuration.
-    nlohmann::json p = nlohmann::json::object();
-    if (varying.count(t.method) && t.params.is_object())
-      for (const auto& k : varying.at(t.method))
-        if (t.params.contains(k)) p[k] = t.params[k];
-    add_model_labels(t, p);
+    const nlohmann::json p = configuration_params(t, varying);
     Point& pt = groups[{model_label(t.target), t.workload, t.context_len}][{
         t.method, p.empty() ? std::string() : params_label(p), kv_rank(kv_dtype_of(t))}];
     ++pt.trials;

@@ -58,6 +58,16 @@ void add_model_labels(const TrialRecord& t, nlohmann::json& p) {
   }
 }
 
+nlohmann::json configuration_params(
+    const TrialRecord& t, const std::map<std::string, std::vector<std::string>>& varying) {
+  nlohmann::json p = nlohmann::json::object();
+  if (const auto v = varying.find(t.method); v != varying.end() && t.params.is_object())
+    for (const auto& k : v->second)
+      if (t.params.contains(k)) p[k] = t.params[k];
+  add_model_labels(t, p);
+  return p;
+}
+
 std::string params_label(const nlohmann::json& params, const std::vector<std::string>& keys) {
   if (!params.is_object()) return params.is_null() ? "" : params.dump();
   std::string o;

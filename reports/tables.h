@@ -123,6 +123,10 @@ void add_model_labels(const results::TrialRecord& t, nlohmann::json& p);
 // configuration has a dozen parameters, most at their preset. Used by parity, niah and pld.
 std::map<std::string, std::vector<std::string>> varying_params_by_method(
     const std::vector<results::TrialRecord>& trials);
+// What labels a trial's configuration in the tables that show only what varies: the params of
+// its method that vary (varying_params_by_method) plus add_model_labels' draft and input files.
+nlohmann::json configuration_params(const results::TrialRecord& t,
+                                    const std::map<std::string, std::vector<std::string>>& varying);
 // "2.00× [1.80, 2.25]": mean(base) / mean(mine) with its percentile-bootstrap interval (seeded by
 // opt.seed and cell_key); JSON data {ratio, lo, hi, level, baseline_n, n}. "1.00×" for the
 // baseline's own row, "—" (null) when either side is empty.
