@@ -44,4 +44,10 @@ int cli_main(int argc, char** argv) {
   }
 }
 
+std::string join_list(const std::vector<std::string>& items, const std::string& sep) {
+  std::string s;
+  for (size_t i = 0; i < items.size(); ++i) s += (i ? sep : "") + items[i];
+  return s;
+}
+
 }  // namespace accel

@@ -4,6 +4,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace accel {
@@ -15,6 +16,9 @@ struct CliCommand {
 using CliCommands = std::vector<CliCommand>;
 
 int cli_main(int argc, char** argv);
+
+// "a, b, c": the items with `sep` between them (for option help and printed lists).
+std::string join_list(const std::vector<std::string>& items, const std::string& sep);
 
 // Prints the `ttft` table of a store to stdout (what `accelbench run` shows when it finishes).
 void print_default_report(const std::string& db_path);  // cli_results.cpp

@@ -67,12 +67,6 @@ std::map<std::string, std::string> parse_inputs(const std::vector<std::string>& 
   return out;
 }
 
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
-
 int run_generate(const GenerateArgs& a) {
   if (a.threads > 0) set_num_threads(a.threads);
   if (a.max_tokens < 1) throw std::invalid_argument("--max-tokens must be >= 1");
@@ -82,7 +76,7 @@ int run_generate(const GenerateArgs& a) {
   const auto kv_dtype = kv_dtype_from_name(a.kv_dtype);
   if (!kv_dtype)
     throw std::invalid_argument("--kv-dtype '" + a.kv_dtype + "' is not one of " +
-                                join(kv_dtype_names(), ", "));
+                                join_list(kv_dtype_names(), ", "));
   ModelSession s = ModelSession::open(a.model);
   const Model& m = *s.model;
   std::map<std::string, std::string> given = parse_inputs(a.inputs);
@@ -230,9 +224,9 @@ void register_generate_command(CLI::App& app, CliCommands& out) {
   sub->add_option("--draft", a->draft, "Draft GGUF model (same as --input draft=FILE)");
   sub->add_option("--input", a->inputs,
                   "A method input by role, ROLE=FILE (repeat; see `accelbench methods`)");
-  sub->add_option(
-      "--kv-dtype", a->kv_dtype,
-      "Storage type of the target's KV cache: " + join(kv_dtype_names(), ", ") + " (default f32)");
+  sub->add_option("--kv-dtype", a->kv_dtype,
+                  "Storage type of the target's KV cache: " + join_list(kv_dtype_names(), ", ") +
+                      " (default f32)");
   auto* chat = sub->add_flag(
       "--chat", a->chat,
       "Apply the model's chat template (tokenizer.chat_template: Llama 3, ChatML/Qwen, Gemma, "

@@ -23,12 +23,6 @@ struct KvcalcArgs {
   bool json = false;
 };
 
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
-  return s;
-}
-
 std::string fixed(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
@@ -42,7 +36,7 @@ std::string describe_groups(const AttentionLayout& l) {
                     (g.window ? " (window " + std::to_string(g.window) + ")" : "") + " x " +
                     std::to_string(g.n_kv_heads) + " KV heads x head_dim " +
                     std::to_string(g.head_dim));
-  return join(parts, "; ");
+  return join_list(parts, "; ");
 }
 
 nlohmann::json layout_json(const AttentionLayout& l) {
@@ -109,7 +103,7 @@ int run_kvcalc(const KvcalcArgs& a) {
     const auto t = kv_dtype_from_name(n);
     if (!t)
       throw std::invalid_argument("--kv-dtype '" + n + "' is not one of " +
-                                  join(kv_dtype_names(), ", "));
+                                  join_list(kv_dtype_names(), ", "));
     types.push_back(*t);
   }
   const AttentionLayout l = resolve_layout(a);
@@ -188,7 +182,7 @@ int run_kvcalc(const KvcalcArgs& a) {
     for (size_t g = 0; g < l.groups.size(); ++g)
       per_layer.push_back(std::to_string(r.group_row_bytes[g]) +
                           (l.groups.size() > 1 ? " (" + l.groups[g].kind + ")" : ""));
-    cells.push_back(join(per_layer, " / "));
+    cells.push_back(join_list(per_layer, " / "));
     cells.push_back(std::to_string(r.per_token));
     cells.push_back(std::to_string(r.cache));
     cells.push_back(fixed(double(r.cache) / 1e9, 2));
@@ -225,12 +219,12 @@ void register_kvcalc_command(CLI::App& app, CliCommands& out) {
   auto* config =
       sub->add_option("--config", a->config,
                       "A published configuration, or a synthetic family member as family/role (" +
-                          join(attention_layout_names(), ", ") + ")");
+                          join_list(attention_layout_names(), ", ") + ")");
   model->excludes(config);
   sub->add_option("--context", a->context, "Context length in tokens")->required();
   sub->add_option(
       "--kv-dtype", a->kv_dtypes,
-      "Cache storage type (repeat; default every type: " + join(kv_dtype_names(), ", ") + ")");
+      "Cache storage type (repeat; default every type: " + join_list(kv_dtype_names(), ", ") + ")");
   sub->add_option(
       "--budget", a->budget,
       "Memory budget: bytes, or e.g. 64GiB, 12.5GB (adds the longest context that fits)");

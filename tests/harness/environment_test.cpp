@@ -12,10 +12,10 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <regex>
 #include <sstream>
 #include <string>
 
+#include "tests/support/pattern.h"
 #include "tests/support/test_support.h"
 
 #ifndef ACCELBENCH_CMAKE_COMMAND
@@ -57,10 +57,8 @@ std::string git(const fs::path& repo, const std::string& args) {
 // The VERSION of `project(accelbench VERSION x.y.z ...)` in the top-level CMakeLists.txt.
 std::string cmake_project_version() {
   const std::string cml = read_file(fs::path(ACCELBENCH_SOURCE_DIR) / "CMakeLists.txt");
-  std::smatch m;
-  if (!std::regex_search(cml, m, std::regex(R"(project\s*\(\s*accelbench\s+VERSION\s+([0-9.]+))")))
-    return "";
-  return m[1];
+  const auto m = test::Pattern(R"(project\s*\(\s*accelbench\s+VERSION\s+([0-9.]+))").search(cml);
+  return m ? m->groups[0] : "";
 }
 
 // Runs cmake/provenance.cmake on `source` writing `out`; true when cmake exits 0.

@@ -4,14 +4,15 @@
 #pragma once
 #include <gtest/gtest.h>
 
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "tests/support/pattern.h"
+
 namespace accel::test {
 
-inline std::regex line_pattern(const std::string& expected) {
+inline Pattern line_pattern(const std::string& expected) {
   std::string re;
   for (size_t i = 0; i < expected.size(); ++i) {
     const char c = expected[i];
@@ -36,7 +37,7 @@ inline std::regex line_pattern(const std::string& expected) {
     if (std::string("\\^$.|?*+()[]{}").find(c) != std::string::npos) re += '\\';
     re += c;
   }
-  return std::regex(re);
+  return Pattern(re);
 }
 
 inline std::vector<std::string> split_lines(const std::string& s) {
@@ -52,10 +53,10 @@ inline ::testing::AssertionResult lines_match(const std::string& output,
   const auto lines = split_lines(output);
   size_t at = 0;
   for (const auto& e : expected) {
-    const std::regex re = line_pattern(e);
+    const Pattern re = line_pattern(e);
     bool found = false;
     for (; at < lines.size(); ++at)
-      if (std::regex_match(lines[at], re)) {
+      if (re.full_match(lines[at])) {
         found = true;
         ++at;
         break;

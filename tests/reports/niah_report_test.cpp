@@ -9,12 +9,12 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <sstream>
 #include <tuple>
 
 #include "tests/reports/line_match.h"
 #include "tests/results/store_fixtures.h"
+#include "tests/support/pattern.h"
 #include "tests/support/test_support.h"
 
 namespace accel::reports {
@@ -196,10 +196,8 @@ TEST(NiahColor, ScoresMapOntoKamradtsColormap) {
   std::vector<std::string> open;
   for (size_t i = 0; i < x.size();) {
     if (x[i] == '&') {
-      static const std::regex ent("&(amp|lt|gt|quot|apos);");
-      if (!std::regex_search(x.begin() + ptrdiff_t(i), x.end(), ent,
-                             std::regex_constants::match_continuous))
-        return ::testing::AssertionFailure() << "bad entity at " << i;
+      static const test::Pattern ent("&(amp|lt|gt|quot|apos);");
+      if (!ent.match_at(x, i)) return ::testing::AssertionFailure() << "bad entity at " << i;
       ++i;
       continue;
     }
@@ -224,8 +222,8 @@ TEST(NiahColor, ScoresMapOntoKamradtsColormap) {
       continue;
     }
     const bool self = tag.back() == '/';
-    static const std::regex element(R"(^[A-Za-z][\w:-]*(\s+[\w:-]+="[^"<]*")*\s*/?$)");
-    if (!std::regex_match(tag, element))
+    static const test::Pattern element(R"(^[A-Za-z][\w:-]*(\s+[\w:-]+="[^"<]*")*\s*/?$)");
+    if (!element.full_match(tag))
       return ::testing::AssertionFailure() << "malformed tag <" << tag << ">";
     if (!self) open.push_back(tag.substr(0, tag.find_first_of(" /")));
   }
@@ -253,16 +251,15 @@ TEST_F(NiahReport, HeatmapHasOneColouredCellPerDepthAndLength) {
   // Self-contained: no scripts, external references or style sheets.
   for (const char* banned : {"<script", "href", "@import", "<image", "<foreignObject"})
     EXPECT_EQ(svg.find(banned), std::string::npos) << banned;
-  static const std::regex cell_re(
+  static const test::Pattern cell_re(
       "<rect class=\"cell\" x=\"([0-9.]+)\" y=\"([0-9.]+)\"[^>]* data-depth=\"([0-9.]+)\" "
       "data-length=\"([0-9]+)\" data-score=\"([0-9.]+)\" data-n=\"([0-9]+)\" "
       "fill=\"(#[0-9a-f]{6})\"");
   std::map<std::pair<std::string, std::string>, std::tuple<double, double, double, std::string>>
       cells;  // (depth, length) -> x, y, score, fill
-  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), cell_re);
-       it != std::sregex_iterator(); ++it) {
-    const auto& m = *it;
-    cells[{m[3], m[4]}] = {std::stod(m[1]), std::stod(m[2]), std::stod(m[5]), m[7]};
+  for (const auto& m : cell_re.find_all(svg)) {
+    const auto& g = m.groups;
+    cells[{g[2], g[3]}] = {std::stod(g[0]), std::stod(g[1]), std::stod(g[4]), g[6]};
   }
   ASSERT_EQ(cells.size(), 6u) << svg;
   const std::map<std::pair<std::string, std::string>, double> want = {

@@ -7,11 +7,11 @@
 
 #include <algorithm>
 #include <fstream>
-#include <regex>
 #include <set>
 
 #include "models/tokenizer.h"
 #include "suites/prompt_classes.h"
+#include "tests/support/pattern.h"
 #include "tests/support/test_support.h"
 
 namespace accel {
@@ -142,11 +142,9 @@ TEST_F(ByteLevel, SameSeedSamePromptAndSeedsDiffer) {
 TEST_F(ByteLevel, JsonRagQuestionQuotesARecordThatIsWholeInThePrompt) {
   for (uint64_t seed : {1, 2, 3, 4}) {
     const std::string t = text(make("json_rag", 2048, seed, ctx));
-    std::smatch m;
-    ASSERT_TRUE(
-        std::regex_search(t, m, std::regex(R"re("id": (\d+) and "name": "([A-Za-z ]+)")re")))
-        << t;
-    const std::string record = "{\"id\": " + m[1].str() + ", \"name\": \"" + m[2].str() + "\"";
+    const auto m = test::Pattern(R"re("id": (\d+) and "name": "([A-Za-z ]+)")re").search(t);
+    ASSERT_TRUE(m) << t;
+    const std::string record = "{\"id\": " + m->groups[0] + ", \"name\": \"" + m->groups[1] + "\"";
     const size_t at = t.find(record);
     ASSERT_NE(at, std::string::npos) << record;
     EXPECT_NE(t.find("},\n", at), std::string::npos);  // the record's closing brace is there too
@@ -160,12 +158,12 @@ TEST_F(ByteLevel, CodeInstructionNamesAFunctionDefinedInThePrompt) {
   for (uint64_t seed = 0; seed < 8; ++seed) {
     const ClassPrompt p = make("code", 1500, seed, ctx);
     const std::string t = text(p);
-    std::smatch m;
-    ASSERT_TRUE(std::regex_search(t, m, std::regex("Change the function `(\\w+)`"))) << t;
+    const auto m = test::Pattern("Change the function `(\\w+)`").search(t);
+    ASSERT_TRUE(m) << t;
     const bool python = p.meta["language"] == "python";
     (python ? saw_python : saw_c) = true;
-    const std::string def = python ? "def " + m[1].str() + "(x, y):\n"
-                                   : "static int " + m[1].str() + "(int x, int y) {\n";
+    const std::string def = python ? "def " + m->groups[0] + "(x, y):\n"
+                                   : "static int " + m->groups[0] + "(int x, int y) {\n";
     const size_t at = t.find(def);
     ASSERT_NE(at, std::string::npos) << def;
     EXPECT_NE(t.find(python ? "return acc %" : "}\n", at), std::string::npos);

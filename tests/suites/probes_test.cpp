@@ -6,11 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <regex>
 #include <set>
 
 #include "models/tokenizer.h"
 #include "suites/niah_haystack.h"
+#include "tests/support/pattern.h"
 #include "tests/support/test_support.h"
 
 namespace accel {
@@ -48,7 +48,8 @@ struct Probes : ::testing::Test {
   }
 };
 
-const std::regex kUuid("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}");
+const accel::test::Pattern kUuid(
+    "[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}");
 
 TEST_F(Probes, IsRegisteredWithItsMetrics) {
   EXPECT_EQ(s.name(), "probes");
@@ -81,7 +82,7 @@ TEST_F(Probes, UuidNeedlesSitAtTenFiftyAndNinetyPercent) {
       EXPECT_EQ(sm.meta["depth_percent"], depth);
       EXPECT_EQ(sm.prompt.size() + 64, size_t(len));
       const std::string value = sm.reference.at(0);
-      EXPECT_TRUE(std::regex_match(value, kUuid)) << value;
+      EXPECT_TRUE(kUuid.full_match(value)) << value;
       const std::string key = sm.meta["key"];
       const std::string needle =
           " One of the special magic uuids for " + key + " is: " + value + ".";
