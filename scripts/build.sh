@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Configures and builds one build directory. Usage: scripts/build.sh [release|portable|sanitize]
+# [TARGET...] (no targets: everything the kind enables)
 # release  -> build/           -march=native (AVX-512 kernels on a CPU that has it)
 # portable -> build-portable/  ACCELBENCH_NATIVE=OFF: -mavx2 -mfma -mf16c, so the 8-lane AVX2 kernel
 #                              paths are built and tested even on an AVX-512 machine; no benchmarks
@@ -14,4 +15,7 @@ case "$kind" in
   *) echo "build.sh: unknown build kind '$kind' (release|portable|sanitize)" >&2; exit 2 ;;
 esac
 cmake -S . -B "$dir" -G Ninja "${flags[@]}" >/dev/null
-cmake --build "$dir" -j "$(nproc)"
+shift || true
+targets=()
+for t in "$@"; do targets+=(--target "$t"); done
+cmake --build "$dir" -j "$(nproc)" "${targets[@]}"
