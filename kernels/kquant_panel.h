@@ -315,6 +315,22 @@ inline __attribute__((always_inline)) void sb_step(const uint8_t* panel, size_t 
   }
 }
 
+// Decode's software prefetch: super-block b + kPrefetchAhead of the panel, spread over the 32 steps
+// of sb_step_row's code loop (a few 64-byte lines per step). Without it the decode loop stalled on
+// the first touch of each line: the hardware prefetchers do not keep ahead of the panel's order
+// (bench_kquant q4_K 4096 x 4096, M = 1, one thread, AMD Zen 5, interleaved medians: 0.578 ms
+// without, 0.209 / 0.158 / 0.219 ms with 1 / 2 / 4 super-blocks ahead). Prefetches past the end of
+// the panel are harmless hints (they never fault).
+inline constexpr size_t kPrefetchAhead = 2;
+template <int NR, DType T>
+inline __attribute__((always_inline)) void prefetch_ahead(const uint8_t* sb, int step) {
+  constexpr size_t kBytes = sb_bytes<NR>(T), kLines = (kBytes + 63) / 64;
+  constexpr size_t kPerStep = (kLines + 31) / 32;
+  const size_t first = size_t(step) * kPerStep;
+  for (size_t l = first; l < first + kPerStep && l < kLines; ++l)
+    __builtin_prefetch(sb + kPrefetchAhead * kBytes + 64 * l, 0, 3);
+}
+
 // One row against all NJ column vectors of super-block b (decode): the same per-lane arithmetic as
 // sb_step (integer sums are exact, so their order is free; the float steps are the same), but the
 // vectors are the innermost loop, so the super-block is read in address order, each 4-row group
@@ -343,6 +359,7 @@ inline __attribute__((always_inline)) void sb_step_row(const uint8_t* panel, siz
           iv::vi sa[NJ], sb2[NJ];
           for (int jj = 0; jj < NJ; ++jj) sa[jj] = sb2[jj] = iv::zero();
           for (int t = 4 * u; t < 4 * u + 4; ++t) {
+            prefetch_ahead<NR, T>(sb, ((h * 2 + q) * 2 + u) * 4 + (t - 4 * u));
             const int8_t* xq = x.q + b * 256 + 128 * h + 32 * q + 4 * t;
             const iv::vi xa = iv::bcast4(xq), xb = iv::bcast4(xq + 64);
             const uint8_t* lrow = ql + grouped<NR>(64 * size_t(h) + 32 * size_t(q) + 4 * t, col0);
@@ -380,6 +397,7 @@ inline __attribute__((always_inline)) void sb_step_row(const uint8_t* panel, siz
       iv::vi slo[NJ], shi[NJ];
       for (int jj = 0; jj < NJ; ++jj) slo[jj] = shi[jj] = iv::zero();
       for (int t = 0; t < 8; ++t) {
+        prefetch_ahead<NR, T>(sb, 8 * g + t);
         const int8_t* xq = x.q + b * 256 + 64 * g + 4 * t;
         const iv::vi xlo = iv::bcast4(xq), xhi = iv::bcast4(xq + 32);
         const uint8_t* row = qs + grouped<NR>(32 * size_t(g) + 4 * t, col0);
