@@ -317,18 +317,22 @@ inline __attribute__((always_inline)) void sb_step(const uint8_t* panel, size_t 
 
 // Decode's software prefetch: super-block b + kPrefetchAhead of the panel, spread over the 32 steps
 // of sb_step_row's code loop (a few 64-byte lines per step). Without it the decode loop stalled on
-// the first touch of each line: the hardware prefetchers do not keep ahead of the panel's order
-// (bench_kquant q4_K 4096 x 4096, M = 1, one thread, AMD Zen 5, interleaved medians: 0.578 ms
-// without, 0.209 / 0.158 / 0.219 ms with 1 / 2 / 4 super-blocks ahead). Prefetches past the end of
-// the panel are harmless hints (they never fault).
+// the first touch of each line: on AMD Zen 5 the hardware prefetchers did not keep ahead of the
+// panel's order (bench_kquant q4_K 4096 x 4096, M = 1, one thread, interleaved medians: 0.578 ms
+// without, 0.209 / 0.158 / 0.219 ms with 1 / 2 / 4 super-blocks ahead in a first version; this
+// one, 0.601 -> 0.139 ms in a later run). Session 13 measured an earlier prefetch variant slightly
+// slower on Intel Sapphire Rapids; this one is not yet measured there. The address is formed as an
+// integer: past the last super-blocks it points beyond the panel, where a prefetch is a harmless
+// hint but pointer arithmetic would be undefined.
 inline constexpr size_t kPrefetchAhead = 2;
 template <int NR, DType T>
 inline __attribute__((always_inline)) void prefetch_ahead(const uint8_t* sb, int step) {
   constexpr size_t kBytes = sb_bytes<NR>(T), kLines = (kBytes + 63) / 64;
   constexpr size_t kPerStep = (kLines + 31) / 32;
   const size_t first = size_t(step) * kPerStep;
+  const uintptr_t base = reinterpret_cast<uintptr_t>(sb) + kPrefetchAhead * kBytes;
   for (size_t l = first; l < first + kPerStep && l < kLines; ++l)
-    __builtin_prefetch(sb + kPrefetchAhead * kBytes + 64 * l, 0, 3);
+    __builtin_prefetch(reinterpret_cast<const void*>(base + 64 * l), 0, 3);
 }
 
 // One row against all NJ column vectors of super-block b (decode): the same per-lane arithmetic as

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs every test. Usage: scripts/test.sh [release|portable|sanitize]
+# Sets up, builds and runs the tests (every test; the portable kind only the kernels, models and
+# methods tests, see below). Usage: scripts/test.sh [release|portable|sanitize]
 # (build kinds and directories as in scripts/build.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."

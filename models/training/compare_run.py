@@ -9,9 +9,9 @@ The shipped side is the manifest member's `heldout_evals_during_training` and
 running: only the steps both have are compared). Prints, for every common evaluation step, the
 held-out bits per byte and RULER accuracies of both; for every window of `--window` steps, the
 mean training losses of both at the same steps (multiples of 100) with the shipped run's own
-standard deviation inside the window (step-to-step noise plus the window's own trend, so an
-upper bound on the noise a rerun is judged against); and the step and curriculum stage each
-reached. It reads logs only and never trains.
+standard deviation of single values inside the window (step-to-step noise plus the window's own
+trend: a scale to judge a difference by, not a statistical test); and the step and curriculum
+stage each reached. It reads logs only and never trains.
 """
 import argparse
 import json
@@ -68,7 +68,7 @@ def print_evals(shipped, rerun):
 
 def print_losses(curve, steps, window):
     print(f"\ntraining loss, means over {window}-step windows at the steps both logged "
-          "(every 100); sd = the shipped run's sd within the window:")
+          "(every 100); sd = the shipped run's sd of single values in the window:")
     print("  window        n   " + "   ".join(f"{k + ' shipped/rerun (sd)':>34}" for k in LOSS_KEYS))
     last = max(s for s in curve if s in steps) if set(curve) & set(steps) else 0
     for lo in range(0, last, window):
@@ -94,6 +94,9 @@ def main():
     if a.window < 200 or a.window % 100:
         sys.exit("compare_run: --window must be a multiple of 100 and at least 200")
     m = shipped_member(a.manifest, a.role)
+    for key in ("heldout_evals_during_training", "learning_curve_every_100_steps"):
+        if key not in m:
+            sys.exit(f"compare_run: {a.manifest}: member '{a.role}' has no {key} (not trained?)")
     shipped_evals = {e["step"]: e for e in m["heldout_evals_during_training"]}
     curve = {c["step"]: c for c in m["learning_curve_every_100_steps"]}
     steps, evals, stages = read_rerun(a.log)

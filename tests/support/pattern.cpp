@@ -5,6 +5,8 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include <memory>
+#include <new>
 #include <stdexcept>
 
 namespace accel::test {
@@ -36,27 +38,24 @@ Pattern& Pattern::operator=(Pattern&&) noexcept = default;
 
 std::optional<PatternMatch> Pattern::match(std::string_view subject, size_t offset,
                                            unsigned options) const {
-  pcre2_match_data* data = pcre2_match_data_create_from_pattern(impl_->code, nullptr);
+  const std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> data(
+      pcre2_match_data_create_from_pattern(impl_->code, nullptr), &pcre2_match_data_free);
+  if (!data) throw std::bad_alloc();
   const int rc = pcre2_match(impl_->code, reinterpret_cast<PCRE2_SPTR>(subject.data()),
-                             subject.size(), offset, options, data, nullptr);
-  std::optional<PatternMatch> out;
-  if (rc > 0) {
-    const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(data);
-    PatternMatch m{ov[0], ov[1], {}};
-    const uint32_t pairs = pcre2_get_ovector_count(data);
-    for (uint32_t g = 1; g < pairs; ++g) {
-      const bool set = int(g) < rc && ov[2 * g] != PCRE2_UNSET;
-      m.groups.push_back(set ? std::string(subject.substr(ov[2 * g], ov[2 * g + 1] - ov[2 * g]))
-                             : std::string());
-    }
-    out = std::move(m);
-  } else if (rc != PCRE2_ERROR_NOMATCH) {
-    pcre2_match_data_free(data);
+                             subject.size(), offset, options, data.get(), nullptr);
+  if (rc == PCRE2_ERROR_NOMATCH) return std::nullopt;
+  if (rc <= 0)
     throw std::runtime_error("pattern '" + impl_->source + "': pcre2_match failed with code " +
                              std::to_string(rc));
+  const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(data.get());
+  PatternMatch m{ov[0], ov[1], {}};
+  const uint32_t pairs = pcre2_get_ovector_count(data.get());
+  for (uint32_t g = 1; g < pairs; ++g) {
+    const bool set = int(g) < rc && ov[2 * g] != PCRE2_UNSET;
+    m.groups.push_back(set ? std::string(subject.substr(ov[2 * g], ov[2 * g + 1] - ov[2 * g]))
+                           : std::string());
   }
-  pcre2_match_data_free(data);
-  return out;
+  return m;
 }
 
 bool Pattern::full_match(std::string_view subject) const {
@@ -79,7 +78,8 @@ std::vector<PatternMatch> Pattern::find_all(std::string_view subject) const {
   while (at <= subject.size()) {
     auto m = match(subject, at, 0);
     if (!m) break;
-    // An empty match advances by one byte so the loop ends (as sregex_iterator does).
+    // After an empty match the search resumes one byte later (simpler than sregex_iterator, which
+    // first retries a non-empty match at the same place; no test pattern here matches empty).
     at = m->end > m->begin ? m->end : m->end + 1;
     out.push_back(std::move(*m));
   }

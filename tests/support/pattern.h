@@ -1,7 +1,8 @@
 // A compiled PCRE2 pattern for tests that check printed text (reports, prompts, environment).
-// Replaces std::regex in the tests: libstdc++'s <regex> costs ~30 s of compile time per file under
-// the sanitizer build, and PCRE2 is already a dependency (the tokenizers' pre-tokenizers).
-// Owns matching only; what the match means stays in each test.
+// Replaces std::regex in the test programs (tests/architecture, which links nothing of ours, keeps
+// it): libstdc++'s <regex> costs ~30 s of compile time per file under the sanitizer build, and
+// PCRE2 is already a dependency (the tokenizers' pre-tokenizers). Owns matching only; what the
+// match means stays in each test.
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -34,7 +35,8 @@ class Pattern {
   std::optional<PatternMatch> search(std::string_view subject) const;
   // A match that starts exactly at `offset` (as regex_search with match_continuous).
   std::optional<PatternMatch> match_at(std::string_view subject, size_t offset) const;
-  // Every non-overlapping match, left to right (as std::sregex_iterator).
+  // Every non-overlapping match, left to right (as std::sregex_iterator, except that after an empty
+  // match the search simply resumes one byte later).
   std::vector<PatternMatch> find_all(std::string_view subject) const;
 
  private:
