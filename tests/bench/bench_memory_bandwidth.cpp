@@ -66,9 +66,9 @@ float sum_range(const float* p, size_t n) {
 #endif
 }
 
-// Arg: threads. One iteration reads the whole buffer once; the counter is bytes read per second.
 #pragma GCC diagnostic pop
 
+// Arg: threads. One iteration reads the whole buffer once; the counter is bytes read per second.
 template <size_t kAhead>
 void BM_StreamRead(benchmark::State& st) {
   const int threads = int(st.range(0));

@@ -101,11 +101,13 @@ Tally sweep(const Model& m, const Seq& prompt, int max_new, int32_t eos, const s
   return t;
 }
 
+constexpr const char* kTinyFamilies[] = {"tiny", "tiny-qwen2", "tiny-qwen3", "tiny-moe"};
+
 class PldParity : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new test::TempDir();
-    for (const char* f : {"tiny", "tiny-qwen2", "tiny-qwen3", "tiny-moe"}) {
+    for (const char* f : kTinyFamilies) {
       const auto paths = make_synthetic_family(f, dir_->file(f), 3, DType::F32);
       models_[f] = Model::load(paths[0]).release();
     }
@@ -146,8 +148,7 @@ TEST_P(PldParitySweep, EveryPresetKAndNMinEqualsBaselineGreedy) {
   EXPECT_LT(a.accepted + b.accepted, a.drafted + b.drafted);
 }
 
-INSTANTIATE_TEST_SUITE_P(TinyFamilies, PldParitySweep,
-                         ::testing::Values("tiny", "tiny-qwen2", "tiny-qwen3", "tiny-moe"),
+INSTANTIATE_TEST_SUITE_P(TinyFamilies, PldParitySweep, ::testing::ValuesIn(kTinyFamilies),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string n = info.param;
                            for (char& c : n)
