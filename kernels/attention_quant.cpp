@@ -105,7 +105,7 @@ template <int D>
 inline void dequant_int4(const uint8_t* rec, float* t) {
   constexpr int kGroups = D / kKVQuantGroup;
   const uint8_t* sc = rec + D / 2;
-  const uint8_t* zc = sc + 2 * kGroups;
+  [[maybe_unused]] const uint8_t* zc = sc + 2 * kGroups;  // the AVX-512 BW path loads it with sc
 #if defined(__AVX512BW__) && defined(__AVX512VL__)
   // Every scale and zero of the record in one masked load and one conversion (exact, as
   // half_to_float): lanes [0, groups) the scales, [groups, 2 groups) the zeros. The mask keeps the

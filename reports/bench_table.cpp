@@ -20,6 +20,13 @@ struct Entry {
   long long size = 0;
   double us = 0;        // real time in microseconds
   double kv_bytes = 0;  // the kv_bytes counter, 0 when absent
+  double pv_fmas = 0;   // the pv_fmas counter, 0 when absent
+};
+
+// Measurements of the machine in the same run, beside the kernels.
+struct Machine {
+  std::vector<double> dram_bytes_per_s;
+  double fma_flops_per_s = 0;  // best repetition
 };
 
 double to_us(double t, const std::string& unit, const std::string& name) {
@@ -50,7 +57,7 @@ bool parse_name(const std::string& name, const std::string& family, std::vector<
 }
 
 std::vector<Entry> read_entries(const nlohmann::json& bench, const std::string& family,
-                                std::vector<double>* dram_bytes_per_s) {
+                                Machine* machine) {
   if (!bench.is_object() || !bench.contains("benchmarks") || !bench["benchmarks"].is_array())
     throw std::invalid_argument("not Google Benchmark JSON output: no \"benchmarks\" array");
   std::vector<Entry> out;
@@ -64,13 +71,17 @@ std::vector<Entry> read_entries(const nlohmann::json& bench, const std::string& 
     const double us = to_us(b["real_time"].get<double>(), b.value("time_unit", "ns"), name);
     if (p.size() == 3 && p[1] == "dram_read") {
       const double bytes = b.value("bytes", 0.0);
-      if (bytes > 0 && us > 0) dram_bytes_per_s->push_back(bytes / (us * 1e-6));
+      if (bytes > 0 && us > 0) machine->dram_bytes_per_s.push_back(bytes / (us * 1e-6));
+      continue;
+    }
+    if (p.size() == 3 && p[1] == "fma_peak") {
+      machine->fma_flops_per_s = std::max(machine->fma_flops_per_s, b.value("flops_per_s", 0.0));
       continue;
     }
     if (p.size() != 4)
       throw std::invalid_argument("benchmark '" + name + "': expected " + family +
                                   "/<variant>/<shape>/<size>");
-    Entry e{p[1], p[2], 0, us, b.value("kv_bytes", 0.0)};
+    Entry e{p[1], p[2], 0, us, b.value("kv_bytes", 0.0), b.value("pv_fmas", 0.0)};
     try {
       e.size = std::stoll(p[3]);
     } catch (const std::exception&) {
@@ -100,12 +111,13 @@ Cell ratio_cell(const std::vector<double>& num, const std::vector<double>& den, 
 }  // namespace
 
 Table bench_table(const nlohmann::json& bench, const BenchTableOptions& opt) {
-  std::vector<double> dram;
-  const std::vector<Entry> entries = read_entries(bench, opt.family, &dram);
+  Machine machine;
+  const std::vector<Entry> entries = read_entries(bench, opt.family, &machine);
+  const std::vector<double>& dram = machine.dram_bytes_per_s;
   std::vector<std::string> variants;  // in order of first appearance
   using Key = std::pair<std::string, long long>;
   std::map<Key, std::map<std::string, std::vector<double>>> times;
-  std::map<Key, double> ref_bytes;
+  std::map<Key, double> ref_bytes, ref_fmas;
   std::vector<Key> order;
   for (const auto& e : entries) {
     if (std::find(variants.begin(), variants.end(), e.variant) == variants.end())
@@ -113,7 +125,10 @@ Table bench_table(const nlohmann::json& bench, const BenchTableOptions& opt) {
     const Key k{e.shape, e.size};
     if (!times.count(k)) order.push_back(k);
     times[k][e.variant].push_back(e.us);
-    if (e.variant == opt.reference) ref_bytes[k] = e.kv_bytes;
+    if (e.variant == opt.reference) {
+      ref_bytes[k] = e.kv_bytes;
+      ref_fmas[k] = e.pv_fmas;
+    }
   }
   const double bw = dram.empty() ? 0 : median(dram);
   Table t;
@@ -130,6 +145,10 @@ Table bench_table(const nlohmann::json& bench, const BenchTableOptions& opt) {
   const bool show_dram = opt.use_dram_bandwidth && bw > 0;
   if (show_dram)
     t.columns.push_back({"dram_ratio", opt.reference + " / DRAM stream", Align::Right});
+  const double peak = machine.fma_flops_per_s;
+  const bool show_pv_floor = show_dram && opt.use_fma_peak && peak > 0;
+  if (show_pv_floor)
+    t.columns.push_back({"pv_floor_ratio", "f32 P·V floor / DRAM stream", Align::Right});
   std::sort(order.begin(), order.end());
   for (const auto& k : order) {
     auto& by = times[k];
@@ -144,6 +163,14 @@ Table bench_table(const nlohmann::json& bench, const BenchTableOptions& opt) {
       const double stream_us = ref_bytes.count(k) ? ref_bytes[k] / bw * 1e6 : 0;
       row.push_back(stream_us > 0 && !ref.empty()
                         ? ratio_cell(ref, std::vector<double>{stream_us}, seed)
+                        : Cell("—", nullptr));
+    }
+    if (show_pv_floor) {
+      const double stream_s = ref_bytes.count(k) ? ref_bytes[k] / bw : 0;
+      const double floor_s = ref_fmas.count(k) ? 2 * ref_fmas[k] / peak : 0;
+      row.push_back(stream_s > 0 && floor_s > 0
+                        ? Cell(format_number(floor_s / stream_s) + "×",
+                               nlohmann::json{{"ratio", floor_s / stream_s}})
                         : Cell("—", nullptr));
     }
     t.rows.push_back(std::move(row));
@@ -161,6 +188,14 @@ Table bench_table(const nlohmann::json& bench, const BenchTableOptions& opt) {
                           " / DRAM stream: against kv_bytes / the read bandwidth measured in the "
                           "same run from a 1 GiB buffer (" +
                           format_number(bw * 1e-9) + " GB/s).");
+  if (show_pv_floor)
+    t.footnotes.push_back(
+        "f32 P·V floor / DRAM stream: pv_fmas (keys x query heads x head_dim multiply-adds) at "
+        "the f32 FMA peak measured in the same run (" +
+        format_number(peak * 1e-9) +
+        " GFLOP/s), against the DRAM stream time: a kernel that computes P·V with f32 FMAs "
+        "cannot be faster than this multiple of the stream (scores, softmax and conversions "
+        "come on top).");
   return t;
 }
 

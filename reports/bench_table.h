@@ -20,6 +20,12 @@ struct BenchTableOptions {
   // Optional: read bandwidth in bytes/s measured in the same run (a variant named
   // <family>/dram_read/<bytes>); reference time is then also compared with kv_bytes / bandwidth.
   bool use_dram_bandwidth = true;
+  // Optional, with the bandwidth: the f32 FMA peak in flops/s measured in the same run (a variant
+  // named <family>/fma_peak/<anything> with a flops_per_s counter; the best repetition counts).
+  // Rows whose reference entry has a pv_fmas counter then also give the P.V arithmetic floor,
+  // 2 x pv_fmas / peak, against the DRAM stream time: a kernel doing its P.V in f32 FMAs cannot
+  // come closer to the stream than that.
+  bool use_fma_peak = true;
 };
 
 // Throws std::invalid_argument naming the entry when the JSON is not Google Benchmark output or

@@ -114,6 +114,21 @@ def evaluate(model, corpus, seed, autocast, lengths=(1024, 2048, 4096), n=12, st
     return res
 
 
+def stage_starts_from_history(st):
+    """Step at which each stage began, for checkpoints written before `stage_start` was kept:
+    a stage pass is evaluated (tag `pass_<len>`) at the step the next stage begins."""
+    passes = [h["step"] for h in st["history"] if str(h.get("tag", "")).startswith("pass_")]
+    assert len(passes) == st["stage"], (passes, st["stage"])
+    return [0] + passes
+
+
+def steps_into_final_stage(st, n_stages):
+    """Steps trained in the last (longest) stage so far, or None before it is reached."""
+    if st["stage"] != n_stages - 1:
+        return None
+    return st["step"] - st["stage_start"][-1]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ckpt-dir", required=True)
@@ -129,6 +144,10 @@ def main():
     ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--decay-steps", type=int, default=300)
     ap.add_argument("--decay-at-step", type=int, default=0, help="start the final decay here")
+    ap.add_argument("--decay-after-final-stage-steps", type=int, default=0,
+                    help="start the final decay this many steps after the last stage begins "
+                         "(stage-conditioned, so a rerun whose gates pass at other steps gets "
+                         "the same time at full length; 0 = off)")
     ap.add_argument("--max-steps", type=int, default=100000)
     ap.add_argument("--answer-weight", type=float, default=1.0)
     ap.add_argument("--bf16-softmax-until-step", type=int, default=0,
@@ -137,6 +156,8 @@ def main():
     ap.add_argument("--mix-v5-from-step", type=int, default=-1,
                     help="from this step on: 40%% of niah/niah_seq samples use RULER-frame "
                          "paraphrases (data.FRAME_*; never RULER's exact words)")
+    ap.add_argument("--mix-v5-after-final-stage-steps", type=int, default=-1,
+                    help="as --mix-v5-from-step, but counted from the step the last stage begins")
     ap.add_argument("--mix-v4-from-step", type=int, default=-1,
                     help="from this step on: task mix TASKS_V4 (adds rcopy)")
     ap.add_argument("--mix-v3-from-step", type=int, default=-1,
@@ -177,14 +198,15 @@ def main():
                              {"params": no_decay, "weight_decay": 0.0}],
                             lr=args.lr, betas=(0.9, 0.95), eps=1e-8)
     st = dict(step=0, stage=0, decay_start=0, tokens=0, train_seconds=0.0, best=-1.0,
-              history=[], window=[], done=False)
+              history=[], window=[], done=False, stage_start=[0])
     if os.path.exists(ckpt_path):
         ck = torch.load(ckpt_path)
         model.load_state_dict(ck["model"])
         opt.load_state_dict(ck["opt"])
         st = ck["state"]
+        st.setdefault("stage_start", stage_starts_from_history(st))
         log(logf, {"event": "resume", "step": st["step"], "stage": st["stage"],
-                   "machine": machine()})
+                   "stage_start": st["stage_start"], "args": vars(args), "machine": machine()})
     else:
         if args.init_from:
             src = torch.load(args.init_from)["model"]
@@ -254,9 +276,17 @@ def main():
     agg = collections.defaultdict(float)
     while not st["done"] and st["step"] < args.max_steps and not stop["flag"]:
         step = st["step"]
-        if args.decay_at_step and not st["decay_start"] and step >= args.decay_at_step:
+        in_final = steps_into_final_stage(st, len(stages))
+        decay_reason = ("--decay-at-step" if args.decay_at_step and step >= args.decay_at_step
+                        else "--decay-after-final-stage-steps"
+                        if args.decay_after_final_stage_steps and in_final is not None
+                        and in_final >= args.decay_after_final_stage_steps else None)
+        if decay_reason and not st["decay_start"]:
             st["decay_start"] = step
-            log(logf, {"event": "decay_start", "step": step, "reason": "--decay-at-step"})
+            log(logf, {"event": "decay_start", "step": step, "reason": decay_reason})
+        v5 = (0 <= args.mix_v5_from_step <= step or
+              (args.mix_v5_after_final_stage_steps >= 0 and in_final is not None
+               and in_final >= args.mix_v5_after_final_stage_steps))
         # learning rate
         if step < args.warmup:
             lr = args.lr * (step + 1) / args.warmup
@@ -288,8 +318,7 @@ def main():
                                                   else D.TASKS_V2 if v2 else D.TASKS),
                                              canon_p=0.7 if 0 <= args.mix_v3_from_step <= step
                                              else 0.0,
-                                             frame_p=0.4 if 0 <= args.mix_v5_from_step <= step
-                                             else 0.0)
+                                             frame_p=0.4 if v5 else 0.0)
             xs.append(toks)
             ms.append(mask)
             tasks.append(task)
@@ -358,6 +387,7 @@ def main():
                            "gate_acc": acc})
                 do_eval(f"pass_{L}")
                 st["stage"] += 1
+                st["stage_start"].append(st["step"])
                 window.clear()
             elif last and acc >= args.final_gate and not st["decay_start"]:
                 st["decay_start"] = st["step"]

@@ -10,6 +10,7 @@
 //                  matmul / softmax / matmul, one cold iteration (n_kv <= 32K: the repeat of a
 //                  128K seed-shape cache would take 8 GiB)
 //   stream_int4    a plain SIMD read of as many bytes as the int4 records hold (bandwidth floor)
+// plus the machine's read bandwidth (dram_read) and f32 FMA peak (fma_peak) in the same run.
 // Shapes: "seed" (64 query heads, 8 kv heads, D 128: Llama-3.1-70B) and "small" (12, 4, 64: the
 // small family). Names are kv_attention/<variant>/<shape>/<n_kv>, the form
 // `accelbench bench-table` reads. Measures only; correctness is in tests/kernels.
@@ -27,6 +28,7 @@
 
 #include "kernels/attention.h"
 #include "kernels/attention_quant.h"
+#include "kernels/fma_peak.h"
 #include "kernels/fp16.h"
 #include "kernels/kv_quant.h"
 #include "kernels/threading.h"
@@ -110,12 +112,14 @@ Cache& cache(int shape, size_t n) {
   return *c;
 }
 
+// kv_bytes: what the variant reads; pv_fmas: the multiply-adds of P.V (n_kv x query heads x
+// head_dim), the same for every variant, which bench-table turns into an arithmetic floor.
 void set_counters(benchmark::State& st, const Cache& c, double bytes) {
   st.counters["kv_bytes"] = bytes;
+  st.counters["pv_fmas"] = double(c.n) * c.sh->heads * c.sh->D;
   st.counters["GB/s"] =
       benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   st.counters["threads"] = accel::num_threads();
-  (void)c;
 }
 
 void attend_rows(Cache& c, const accel::KVRows& rows) {
@@ -261,8 +265,21 @@ void BM_DramRead(benchmark::State& st) {
       benchmark::Counter(double(kBytes) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// The machine's f32 FMA peak in the same run (flops_per_s, 2 flops per FMA lane), on the engine's
+// threads: what bench-table divides pv_fmas by for the P.V floor.
+void BM_FmaPeak(benchmark::State& st) {
+  double gflops = 0;
+  for (auto _ : st)
+    gflops = std::max(gflops, accel::measure_fma_peak_gflops(accel::num_threads(), 0.3));
+  st.counters["flops_per_s"] = gflops * 1e9;
+}
+
 void register_all() {
   benchmark::RegisterBenchmark("kv_attention/dram_read/1073741824", BM_DramRead)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("kv_attention/fma_peak/0", BM_FmaPeak)
+      ->Iterations(1)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
   const size_t lengths[] = {1024, 4096, 16384, 32768, 65536, 131072};

@@ -1,6 +1,6 @@
 // Tests of reports::bench_table on hand-made Google Benchmark JSON: medians over repetitions,
-// ratios to the reference with intervals, the floor and DRAM columns, aggregate rows ignored, and
-// clear errors on input that is not benchmark output. Tests only.
+// ratios to the reference with intervals, the floor, DRAM and f32 P.V floor columns, aggregate rows
+// ignored, and clear errors on input that is not benchmark output. Tests only.
 #include <gtest/gtest.h>
 
 #include "reports/bench_table.h"
@@ -50,6 +50,35 @@ TEST(BenchTable, MediansRatiosFloorAndDramColumnsFromRepetitions) {
   // 1e6 kv bytes at 100 GB/s stream in 10 us: 11 / 10.
   EXPECT_NEAR(c.at("dram_ratio")->data["ratio"].get<double>(), 1.1, 1e-12);
   EXPECT_EQ(c.count("stream_int4_ratio"), 0u);
+  EXPECT_EQ(c.count("pv_floor_ratio"), 0u);  // no fma_peak entry in the run
+}
+
+// 2e4 P.V FMAs = 4e4 flops at the best peak of 2e9 flops/s take 20 us; the 1e6 kv bytes stream
+// in 10 us at 100 GB/s: floor 2.0. The other fma_peak repetition (1e9) and an f32 entry's own
+// pv_fmas do not count (the reference's row and the best repetition do).
+TEST(BenchTable, PvFloorIsTheReferencesFmasAtTheBestMeasuredPeakOverTheDramStreamTime) {
+  json b = sample();
+  for (auto& e : b["benchmarks"])
+    if (e["name"].get<std::string>().find("fused_int4") != std::string::npos)
+      e["pv_fmas"] = 2e4;
+    else if (e["name"].get<std::string>().find("/f32/") != std::string::npos)
+      e["pv_fmas"] = 1e9;
+  for (double f : {1e9, 2e9}) {
+    json peak = entry("kv_attention/fma_peak/0/iterations:1/real_time", 300.0, "ms");
+    peak["flops_per_s"] = f;
+    b["benchmarks"].push_back(peak);
+  }
+  const auto t = accel::reports::bench_table(b);
+  ASSERT_EQ(t.rows.size(), 1u);
+  std::map<std::string, const accel::reports::Cell*> c;
+  for (size_t i = 0; i < t.columns.size(); ++i) c[t.columns[i].key] = &t.rows[0][i];
+  EXPECT_NEAR(c.at("pv_floor_ratio")->data["ratio"].get<double>(), 2.0, 1e-12);
+  EXPECT_EQ(c.at("pv_floor_ratio")->text, "2.00×");
+  EXPECT_EQ(c.count("fma_peak_us"), 0u);  // a machine measurement, not a variant
+  accel::reports::BenchTableOptions no_peak;
+  no_peak.use_fma_peak = false;
+  const auto t2 = accel::reports::bench_table(b, no_peak);
+  for (const auto& col : t2.columns) EXPECT_NE(col.key, "pv_floor_ratio");
 }
 
 TEST(BenchTable, RefusesInputThatIsNotBenchmarkOutputNamingTheProblem) {
