@@ -5,8 +5,9 @@
       --export models/capable/target.gguf
 
 Rerunning the same command resumes from <ckpt-dir>/ckpt.pt. Every step's data is a function of
-(seed, step, curriculum stage); the stage advances only when the training exact-match accuracy of the
-single-needle task, over the longest half of the current stage's lengths, passes --gate.
+(seed, step, curriculum stage); the stage advances when the training exact-match accuracy of the
+single-needle task, over the longest half of the current stage's lengths, passes --gate, or (with
+--stage-step-cap, from the second stage on) after that many steps in the stage.
 """
 import argparse
 import collections
@@ -137,6 +138,12 @@ def main():
     ap.add_argument("--stages", default="512,1024,2048,4096")
     ap.add_argument("--gate", type=float, default=0.85)
     ap.add_argument("--final-gate", type=float, default=0.92)
+    ap.add_argument("--stage-step-cap", type=int, default=0,
+                    help="from the second stage on, a stage also ends after this many steps "
+                         "without a gate pass (0 = gates only). The gate is a threshold on a noisy "
+                         "accuracy that plateaus near it, so without a cap the time a stage takes "
+                         "is a matter of luck and reruns drift by thousands of steps")
+
     ap.add_argument("--gate-window", type=int, default=120)
     ap.add_argument("--tokens-per-step", type=int, default=8192)
     ap.add_argument("--lr", type=float, default=2e-3)
@@ -378,20 +385,24 @@ def main():
             t_last, tok_last = time.time(), st["tokens"]
         elif tok_last == 0:
             t_last, tok_last = time.time(), st["tokens"]
-        # curriculum gate (never a clock)
-        if len(window) >= args.gate_window:
-            acc = sum(window) / len(window)
-            last = st["stage"] == len(stages) - 1
-            if not last and acc >= args.gate:
-                log(logf, {"event": "stage_pass", "step": st["step"], "stage_len": L,
-                           "gate_acc": acc})
-                do_eval(f"pass_{L}")
-                st["stage"] += 1
-                st["stage_start"].append(st["step"])
-                window.clear()
-            elif last and acc >= args.final_gate and not st["decay_start"]:
-                st["decay_start"] = st["step"]
-                log(logf, {"event": "decay_start", "step": st["step"], "gate_acc": acc})
+        # curriculum: a stage ends when its gate passes (never a clock) or, from the second
+        # stage on, after --stage-step-cap steps
+        last = st["stage"] == len(stages) - 1
+        acc = sum(window) / len(window) if window else 0.0
+        gate_passed = len(window) >= args.gate_window and acc >= args.gate
+        capped = (args.stage_step_cap > 0 and 0 < st["stage"] and
+                  st["step"] - st["stage_start"][-1] >= args.stage_step_cap)
+        if not last and (gate_passed or capped):
+            log(logf, {"event": "stage_pass", "step": st["step"], "stage_len": L,
+                       "gate_acc": acc, "reason": "gate" if gate_passed else "--stage-step-cap"})
+            do_eval(f"pass_{L}")
+            st["stage"] += 1
+            st["stage_start"].append(st["step"])
+            window.clear()
+        elif (last and len(window) >= args.gate_window and acc >= args.final_gate
+              and not st["decay_start"]):
+            st["decay_start"] = st["step"]
+            log(logf, {"event": "decay_start", "step": st["step"], "gate_acc": acc})
         if st["decay_start"] and st["step"] >= st["decay_start"] + args.decay_steps:
             st["done"] = True
         if st["step"] % args.eval_every == 0 or st["done"]:
