@@ -143,7 +143,6 @@ def main():
                          "without a gate pass (0 = gates only). The gate is a threshold on a noisy "
                          "accuracy that plateaus near it, so without a cap the time a stage takes "
                          "is a matter of luck and reruns drift by thousands of steps")
-
     ap.add_argument("--gate-window", type=int, default=120)
     ap.add_argument("--tokens-per-step", type=int, default=8192)
     ap.add_argument("--lr", type=float, default=2e-3)
