@@ -1,6 +1,7 @@
 #!/bin/sh
 # The int4 KV attention kernel table (issue 11): fused vs f32, f16, dequantize-then-attend, the
-# seed's naive baseline, the read-bound floors and the f32 P.V arithmetic floor, as medians and ratios with bootstrap intervals.
+# seed's naive baseline, the read-bound floors and the f32 P.V arithmetic floor, as medians and
+# ratios with bootstrap intervals.
 # Repetitions are randomly interleaved across benchmarks so that machine noise hits every variant
 # alike. Usage: scripts/kv_kernel_table.sh [BUILD_DIR] [REPETITIONS] [FILTER]
 # (from the repository root; ~10 minutes with the defaults; FILTER e.g. '/(seed|small)/(1024|32768)$').
