@@ -117,7 +117,7 @@ Table bench_table(const nlohmann::json& bench, const BenchTableOptions& opt) {
   std::vector<std::string> variants;  // in order of first appearance
   using Key = std::pair<std::string, long long>;
   std::map<Key, std::map<std::string, std::vector<double>>> times;
-  std::map<Key, double> ref_bytes, ref_fmas;
+  std::map<Key, const Entry*> ref_entry;  // the reference's entry of each row (its counters)
   std::vector<Key> order;
   for (const auto& e : entries) {
     if (std::find(variants.begin(), variants.end(), e.variant) == variants.end())
@@ -125,10 +125,7 @@ Table bench_table(const nlohmann::json& bench, const BenchTableOptions& opt) {
     const Key k{e.shape, e.size};
     if (!times.count(k)) order.push_back(k);
     times[k][e.variant].push_back(e.us);
-    if (e.variant == opt.reference) {
-      ref_bytes[k] = e.kv_bytes;
-      ref_fmas[k] = e.pv_fmas;
-    }
+    if (e.variant == opt.reference) ref_entry[k] = &e;
   }
   const double bw = dram.empty() ? 0 : median(dram);
   Table t;
@@ -159,15 +156,14 @@ Table bench_table(const nlohmann::json& bench, const BenchTableOptions& opt) {
     for (const auto& v : variants)
       if (v != opt.reference && v != opt.floor_variant) row.push_back(ratio_cell(by[v], ref, seed));
     if (has_floor) row.push_back(ratio_cell(ref, by[opt.floor_variant], seed));
-    if (show_dram) {
-      const double stream_us = ref_bytes.count(k) ? ref_bytes[k] / bw * 1e6 : 0;
-      row.push_back(stream_us > 0 && !ref.empty()
-                        ? ratio_cell(ref, std::vector<double>{stream_us}, seed)
+    const Entry* re = ref_entry.count(k) ? ref_entry[k] : nullptr;
+    const double stream_s = re && bw > 0 ? re->kv_bytes / bw : 0;  // 0 without the counter
+    if (show_dram)
+      row.push_back(stream_s > 0 && !ref.empty()
+                        ? ratio_cell(ref, std::vector<double>{stream_s * 1e6}, seed)
                         : Cell("—", nullptr));
-    }
     if (show_pv_floor) {
-      const double stream_s = ref_bytes.count(k) ? ref_bytes[k] / bw : 0;
-      const double floor_s = ref_fmas.count(k) ? 2 * ref_fmas[k] / peak : 0;
+      const double floor_s = re ? 2 * re->pv_fmas / peak : 0;
       row.push_back(stream_s > 0 && floor_s > 0
                         ? Cell(format_number(floor_s / stream_s) + "×",
                                nlohmann::json{{"ratio", floor_s / stream_s}})
