@@ -66,11 +66,16 @@ def boundary(hay, pos):
     return pos
 
 
+# Random needle depths are u ** NEEDLE_DEPTH_POW for uniform u (train.py's --long-range-depth-pow
+# sets it for its long-range phase; 1.0 is uniform and consumes the same draws).
+NEEDLE_DEPTH_POW = 1.0
+
+
 def insert_needles(hay, needles, rng, depths=None):
     """Inserts needle byte strings into hay at random (or given, 0..1) depths; returns bytes."""
     pos = []
     for i, _ in enumerate(needles):
-        d = depths[i] if depths is not None else rng.random()
+        d = depths[i] if depths is not None else rng.random() ** NEEDLE_DEPTH_POW
         pos.append(boundary(hay, int(d * len(hay))))
     order = sorted(range(len(needles)), key=lambda i: pos[i])
     out, last = [], 0

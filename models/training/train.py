@@ -154,6 +154,13 @@ def main():
                     help="start the final decay this many steps after the last stage begins "
                          "(stage-conditioned, so a rerun whose gates pass at other steps gets "
                          "the same time at full length; 0 = off)")
+    ap.add_argument("--long-range-steps", type=int, default=0,
+                    help="after the final decay, this many more steps at the minimum learning "
+                         "rate on long samples (T in [3L/4, L] of the last stage) with needle "
+                         "depths biased to the start by --long-range-depth-pow")
+    ap.add_argument("--long-range-depth-pow", type=float, default=1.0,
+                    help="in the long-range phase a needle's depth is u**P for uniform u: P > 1 "
+                         "puts needles early, far from the question")
     ap.add_argument("--max-steps", type=int, default=100000)
     ap.add_argument("--answer-weight", type=float, default=1.0)
     ap.add_argument("--bf16-softmax-until-step", type=int, default=0,
@@ -280,8 +287,18 @@ def main():
         t_wall[0] = now
         return round(st["wall_seconds"], 0)
     agg = collections.defaultdict(float)
+    def end_step():  # the step training ends at, once the final decay has begun
+        return st["decay_start"] + args.decay_steps + args.long_range_steps
+    # a finished run given a long-range phase it has not had yet goes on with it
+    if st["done"] and st["decay_start"] and st["step"] < end_step():
+        st["done"] = False
+        log(logf, {"event": "reopened", "step": st["step"], "reason": "--long-range-steps"})
     while not st["done"] and st["step"] < args.max_steps and not stop["flag"]:
         step = st["step"]
+        long_range = bool(st["decay_start"] and args.long_range_steps
+                          and step >= st["decay_start"] + args.decay_steps)
+        if long_range and step == st["decay_start"] + args.decay_steps:
+            log(logf, {"event": "long_range_start", "step": step})
         in_final = steps_into_final_stage(st, len(stages))
         decay_reason = ("--decay-at-step" if args.decay_at_step and step >= args.decay_at_step
                         else "--decay-after-final-stage-steps"
@@ -308,7 +325,10 @@ def main():
         L = stages[st["stage"]]
         lo_gate = stages[st["stage"] - 1] if st["stage"] > 0 else L // 2
         rng = random.Random(f"{args.seed}/step/{step}")
-        if rng.random() < 0.5:
+        if long_range:
+            rng.random()  # the draw the other branches make, so later draws stay aligned
+            T = rng.randrange(3 * L // 4, L + 1)
+        elif rng.random() < 0.5:
             T = rng.randrange(128, L + 1)
         else:
             T = rng.randrange(L // 2, L + 1)
@@ -317,6 +337,7 @@ def main():
         xs, ms, tasks = [], [], []
         v2 = 0 <= args.mix_v2_from_step <= step
         model_mod.SOFTMAX_FP32 = step >= args.bf16_softmax_until_step
+        D.NEEDLE_DEPTH_POW = args.long_range_depth_pow if long_range else 1.0
         for i in range(B):
             toks, mask, task = D.make_sample(args.seed, step * 1000 + i, T, corpus,
                                              mix=(D.TASKS_WARM if step < args.induction_warmup_steps
@@ -402,7 +423,7 @@ def main():
               and not st["decay_start"]):
             st["decay_start"] = st["step"]
             log(logf, {"event": "decay_start", "step": st["step"], "gate_acc": acc})
-        if st["decay_start"] and st["step"] >= st["decay_start"] + args.decay_steps:
+        if st["decay_start"] and st["step"] >= end_step():
             st["done"] = True
         if st["step"] % args.eval_every == 0 or st["done"]:
             do_eval("final" if st["done"] else "periodic")
