@@ -75,7 +75,9 @@ def main():
              # have none)
              "machines": [r["machine"] for r in recs
                           if r.get("event") in ("start", "resume") and "machine" in r],
-             "steps_trained": last.get("step"), "tokens_trained": last.get("tokens"),
+             # the log writes a step line every 10 steps; a run ends where its last record says
+             "steps_trained": max(r["step"] for r in recs if "step" in r),
+             "tokens_trained_at_last_logged_step": [last.get("step"), last.get("tokens")],
              "wall_seconds_training_process": last.get("wall_s"),
              "exported_at_step": exports[-1]["step"] if exports else None,
              "curriculum_events": stages,
