@@ -66,8 +66,9 @@ def boundary(hay, pos):
     return pos
 
 
-# Random needle depths are u ** NEEDLE_DEPTH_POW for uniform u (train.py's --long-range-depth-pow
-# sets it for its long-range phase; 1.0 is uniform and consumes the same draws).
+# Every needle placed at a random depth (single and multi-needle samples, variable tracking's
+# distractor) goes at u ** NEEDLE_DEPTH_POW for uniform u: train.py's --long-range-depth-pow sets it
+# for its long-range phase; 1.0 is uniform, with the same draws and bytes as before it existed.
 NEEDLE_DEPTH_POW = 1.0
 
 

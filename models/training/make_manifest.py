@@ -64,11 +64,15 @@ def main():
         evals = [r for r in recs if r.get("event") == "eval"]
         exports = [r for r in recs if r.get("event") == "export" and r.get("path") == gguf]
         stages = [r for r in recs if r.get("event") in ("stage_pass", "decay_start", "resume",
-                                                         "stopped")]
+                                                         "stopped", "reopened",
+                                                         "long_range_start")]
+        # the arguments the run ended with: its last invocation's (resumes log theirs)
+        final_args = [r["args"] for r in recs
+                      if r.get("event") in ("start", "resume") and "args" in r][-1]
         last = steps[-1] if steps else {}
         m = {"role": role, "file": os.path.basename(gguf), "sha256": sha256(gguf),
              "bytes": os.path.getsize(gguf), "config": start["config"], "params": start["params"],
-             "seed": start["args"]["seed"], "train_args": start["args"],
+             "seed": start["args"]["seed"], "train_args": final_args,
              "commands": cmds.get(role, []),
              "bf16_autocast": start["bf16_autocast"], "torch": start["torch"],
              # the machines of the start and every resume (logged since session 14; older logs

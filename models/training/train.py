@@ -289,8 +289,9 @@ def main():
     agg = collections.defaultdict(float)
     def end_step():  # the step training ends at, once the final decay has begun
         return st["decay_start"] + args.decay_steps + args.long_range_steps
-    # a finished run given a long-range phase it has not had yet goes on with it
-    if st["done"] and st["decay_start"] and st["step"] < end_step():
+    # a finished run given a long-range phase it has not had yet goes on with it (only then: a
+    # finished run is never reopened by other flags)
+    if args.long_range_steps and st["done"] and st["decay_start"] and st["step"] < end_step():
         st["done"] = False
         log(logf, {"event": "reopened", "step": st["step"], "reason": "--long-range-steps"})
     while not st["done"] and st["step"] < args.max_steps and not stop["flag"]:
@@ -326,7 +327,7 @@ def main():
         lo_gate = stages[st["stage"] - 1] if st["stage"] > 0 else L // 2
         rng = random.Random(f"{args.seed}/step/{step}")
         if long_range:
-            rng.random()  # the draw the other branches make, so later draws stay aligned
+            rng.random()  # unused; the shipped target's phase was trained with this draw
             T = rng.randrange(3 * L // 4, L + 1)
         elif rng.random() < 0.5:
             T = rng.randrange(128, L + 1)
