@@ -23,7 +23,7 @@ LOSS_KEYS = ("loss_lm", "loss_ans")
 
 
 def read_rerun(path):
-    steps, evals, stages = {}, {}, []
+    steps, evals, stages, stopped = {}, {}, [], None
     with open(path) as f:
         for n, line in enumerate(f, 1):
             line = line.strip()
@@ -40,7 +40,9 @@ def read_rerun(path):
                 evals[r["step"]] = r
             elif ev == "stage_pass":
                 stages.append(r)
-    return steps, evals, stages
+            elif ev == "stopped":
+                stopped = r  # the last one says whether the run finished
+    return steps, evals, stages, stopped
 
 
 def shipped_member(manifest_path, role):
@@ -99,14 +101,18 @@ def main():
             sys.exit(f"compare_run: {a.manifest}: member '{a.role}' has no {key} (not trained?)")
     shipped_evals = {e["step"]: e for e in m["heldout_evals_during_training"]}
     curve = {c["step"]: c for c in m["learning_curve_every_100_steps"]}
-    steps, evals, stages = read_rerun(a.log)
+    steps, evals, stages, stopped = read_rerun(a.log)
     if not steps:
         sys.exit(f"compare_run: {a.log}: no training steps logged yet")
     print_evals(shipped_evals, evals)
     print_losses(curve, steps, a.window)
     shipped_passes = [(e["step"], e["stage_len"]) for e in m.get("curriculum_events", [])
                       if e.get("event") == "stage_pass"]
-    print(f"\nsteps: shipped {m.get('steps_trained')}, rerun {max(steps)} so far")
+    if stopped is not None and stopped.get("done"):
+        reached = f"{stopped['step']} (finished)"
+    else:
+        reached = f"{max(steps)} logged so far (not finished)"
+    print(f"\nsteps: shipped {m.get('steps_trained')}, rerun {reached}")
     print(f"stage passes (step, length): shipped {shipped_passes}; "
           f"rerun {[(e['step'], e['stage_len']) for e in stages]}")
 
