@@ -128,10 +128,9 @@ TEST_F(SpecPrefillPflash, ContiguousPositionsAfterACachedPrefixStartRightAfterIt
 }
 
 TEST_F(SpecPrefillPflash, DraftWithAnotherVocabularyNeedsContiguousPositions) {
-  const std::filesystem::path stories =
-      std::filesystem::path(ACCELBENCH_SHARED_DATA) / "stories260K" / "stories260K.gguf";
-  if (!std::filesystem::exists(stories)) GTEST_SKIP() << "no " << stories;
-  const auto spm = Model::load(stories.string());
+  const auto stories = test::shared_data("stories260K/stories260K.gguf");
+  if (!stories) GTEST_SKIP() << test::missing_shared_data("stories260K/stories260K.gguf");
+  const auto spm = Model::load(stories->string());
   EXPECT_THROW(
       run("specprefill", {{"preset", "pflash"}, {"positions", "original"}, {"force", true}},
           prompt(200), spm.get()),
@@ -139,10 +138,9 @@ TEST_F(SpecPrefillPflash, DraftWithAnotherVocabularyNeedsContiguousPositions) {
 }
 
 TEST_F(SpecPrefillPflash, DraftWithAnotherTokenizerReTokenizesTheKeptText) {
-  const std::filesystem::path stories =
-      std::filesystem::path(ACCELBENCH_SHARED_DATA) / "stories260K" / "stories260K.gguf";
-  if (!std::filesystem::exists(stories)) GTEST_SKIP() << "no " << stories;
-  const auto spm_model = Model::load(stories.string());
+  const auto stories = test::shared_data("stories260K/stories260K.gguf");
+  if (!stories) GTEST_SKIP() << test::missing_shared_data("stories260K/stories260K.gguf");
+  const auto spm_model = Model::load(stories->string());
   const auto target_tok = Tokenizer::create(TokenizerSpec::from_gguf(target_->file()));
   const auto draft_tok = Tokenizer::create(TokenizerSpec::from_gguf(spm_model->file()));
   std::string text;

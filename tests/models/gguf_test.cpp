@@ -462,7 +462,7 @@ void expect_rewrite_equal(const GgufFile& f, const std::string& out) {
 
 TEST(GgufRealFiles, Stories260K) {
   const auto p = test::shared_data("stories260K/stories260K.gguf");
-  if (!p) GTEST_SKIP() << "shared data stories260K/stories260K.gguf not present";
+  if (!p) GTEST_SKIP() << test::missing_shared_data("stories260K/stories260K.gguf");
   const GgufFile f = GgufFile::open(p->string());
   EXPECT_EQ(f.version(), 3u);
   EXPECT_EQ(f.tensors().size(), 48u);
@@ -487,7 +487,7 @@ TEST(GgufRealFiles, VocabFiles) {
                        Case{"llama.cpp-vocab/ggml-vocab-gpt-2.gguf", 50257}}) {
     SCOPED_TRACE(c.rel);
     const auto p = test::shared_data(c.rel);
-    if (!p) GTEST_SKIP() << "shared data " << c.rel << " not present";
+    if (!p) GTEST_SKIP() << test::missing_shared_data(c.rel);
     const GgufFile f = GgufFile::open(p->string());
     EXPECT_TRUE(f.tensors().empty());
     EXPECT_EQ(f.get_string_array("tokenizer.ggml.tokens").size(), c.n_tokens);

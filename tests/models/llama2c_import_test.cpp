@@ -33,7 +33,8 @@ std::optional<Inputs> inputs() {
 TEST(Llama2cImport, MatchesLlamaCppConverter) {
   const auto in = inputs();
   if (!in)
-    GTEST_SKIP() << "stories260K/{stories260K.bin,tok512.bin,stories260K.gguf} not in shared data";
+    GTEST_SKIP() << test::missing_shared_data(
+        "stories260K/{stories260K.bin,tok512.bin,stories260K.gguf}");
   test::TempDir dir;
   const std::string out = dir.file("stories260K.gguf");
   import_llama2c(in->bin, in->tok, out);
@@ -90,7 +91,9 @@ TEST(Llama2cImport, MatchesLlamaCppConverter) {
 // shared/data/SOURCES.md), through our import, tokenizer and forward pass.
 TEST(Llama2cImport, GreedySampleFromBos) {
   const auto in = inputs();
-  if (!in) GTEST_SKIP() << "stories260K inputs not in shared data";
+  if (!in)
+    GTEST_SKIP() << test::missing_shared_data(
+        "stories260K/{stories260K.bin,tok512.bin,stories260K.gguf}");
   test::TempDir dir;
   const std::string out = dir.file("s.gguf");
   import_llama2c(in->bin, in->tok, out);
@@ -136,7 +139,9 @@ void expect_refused(const std::string& bin, const std::string& tok, const std::s
 
 TEST(Llama2cImport, HostileCheckpointRefused) {
   const auto in = inputs();
-  if (!in) GTEST_SKIP() << "stories260K inputs not in shared data";
+  if (!in)
+    GTEST_SKIP() << test::missing_shared_data(
+        "stories260K/{stories260K.bin,tok512.bin,stories260K.gguf}");
   test::TempDir dir;
   const std::vector<char> good = slurp(in->bin);
   const std::string bad = dir.file("stories260K.bin"), out = dir.file("o.gguf");
@@ -172,7 +177,9 @@ TEST(Llama2cImport, HostileCheckpointRefused) {
 
 TEST(Llama2cImport, HostileTokenizerRefused) {
   const auto in = inputs();
-  if (!in) GTEST_SKIP() << "stories260K inputs not in shared data";
+  if (!in)
+    GTEST_SKIP() << test::missing_shared_data(
+        "stories260K/{stories260K.bin,tok512.bin,stories260K.gguf}");
   test::TempDir dir;
   const std::vector<char> good = slurp(in->tok);
   const std::string bad = dir.file("tok512.bin"), out = dir.file("o.gguf");

@@ -301,7 +301,8 @@ TEST(LlamaCppCompat, TinyFamilyFilesInEveryDtypeHaveExactlyTheTensorsLlamaCppLoa
 TEST(LlamaCppCompat, ImportedStories260KHasWhatLlamaCppRequires) {
   const auto bin = test::shared_data("stories260K/stories260K.bin");
   const auto tok = test::shared_data("stories260K/tok512.bin");
-  if (!bin || !tok) GTEST_SKIP() << "stories260K/{stories260K.bin,tok512.bin} not in shared data";
+  if (!bin || !tok)
+    GTEST_SKIP() << test::missing_shared_data("stories260K/{stories260K.bin,tok512.bin}");
   test::TempDir dir;
   import_llama2c(bin->string(), tok->string(), dir.file("stories.gguf"));
   EXPECT_TRUE(llamacpp_loadable(GgufFile::open(dir.file("stories.gguf"))));

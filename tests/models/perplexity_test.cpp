@@ -65,7 +65,7 @@ TEST(Perplexity, Stories260KLowOnStoriesHighOnRandomText) {
   const auto bin = test::shared_data("stories260K/stories260K.bin");
   const auto tok_file = test::shared_data("stories260K/tok512.bin");
   if (!bin || !tok_file)
-    GTEST_SKIP() << "stories260K/{stories260K.bin,tok512.bin} not in shared data";
+    GTEST_SKIP() << test::missing_shared_data("stories260K/{stories260K.bin,tok512.bin}");
   test::TempDir dir;
   import_llama2c(bin->string(), tok_file->string(), dir.file("s.gguf"));
   auto m = Model::load(dir.file("s.gguf"));

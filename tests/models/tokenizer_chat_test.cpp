@@ -25,7 +25,7 @@ std::unique_ptr<Tokenizer> vocab(const std::string& name) {
 
 TEST(TokenizerChat, Llama3SpecialTokensAndAddBosFromMetadata) {
   const auto t = vocab("llama-bpe");
-  if (!t) GTEST_SKIP() << "llama.cpp-vocab/ggml-vocab-llama-bpe.gguf is not in shared data";
+  if (!t) GTEST_SKIP() << test::missing_shared_data("llama.cpp-vocab/ggml-vocab-llama-bpe.gguf");
   EXPECT_TRUE(t->spec().add_bos);
   EXPECT_FALSE(t->spec().add_eos);
   EXPECT_EQ(t->bos(), 128000);
@@ -45,12 +45,12 @@ TEST(TokenizerChat, Llama3SpecialTokensAndAddBosFromMetadata) {
 
 TEST(TokenizerChat, Qwen2SpecialTokensAndNoBosFromMetadata) {
   const auto t = vocab("qwen2");
-  if (!t) GTEST_SKIP() << "llama.cpp-vocab/ggml-vocab-qwen2.gguf is not in shared data";
+  if (!t) GTEST_SKIP() << test::missing_shared_data("llama.cpp-vocab/ggml-vocab-qwen2.gguf");
   EXPECT_FALSE(t->spec().add_bos);
   EXPECT_FALSE(t->spec().add_eos);
   EXPECT_EQ(t->encode("Hi", true, false), std::vector<int32_t>{13048});
-  const ChatTemplate tmpl = ChatTemplate::recognise("{{ '<|im_start|>' + message['role'] }}",
-                                                    "qwen2", "", "");
+  const ChatTemplate tmpl =
+      ChatTemplate::recognise("{{ '<|im_start|>' + message['role'] }}", "qwen2", "", "");
   const std::vector<ChatMessage> msgs = {{"user", "Hi"}};
   EXPECT_EQ(t->encode(tmpl.apply(msgs, true), false, true),
             (std::vector<int32_t>{151644, 872, 198, 13048, 151645, 198, 151644, 77091, 198}));

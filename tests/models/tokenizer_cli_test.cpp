@@ -14,7 +14,7 @@ namespace {
 
 TEST(TokenizeCli, JsonAndPlain) {
   const auto v = test::shared_data("llama.cpp-vocab/ggml-vocab-llama-spm.gguf");
-  if (!v) GTEST_SKIP() << "llama.cpp-vocab/ggml-vocab-llama-spm.gguf not in shared data";
+  if (!v) GTEST_SKIP() << test::missing_shared_data("llama.cpp-vocab/ggml-vocab-llama-spm.gguf");
   std::string out;
   ASSERT_EQ(test::run_cli("tokenize --model " + v->string() +
                               " --text 'Hello world' --json "
@@ -49,7 +49,8 @@ TEST(TokenizeCli, UnsupportedTokenizerNamed) {
 TEST(ImportLlama2cCli, ImportThenTokenize) {
   const auto bin = test::shared_data("stories260K/stories260K.bin");
   const auto tok = test::shared_data("stories260K/tok512.bin");
-  if (!bin || !tok) GTEST_SKIP() << "stories260K inputs not in shared data";
+  if (!bin || !tok)
+    GTEST_SKIP() << test::missing_shared_data("stories260K/{stories260K.bin,tok512.bin}");
   test::TempDir dir;
   const std::string out_gguf = dir.file("s.gguf");
   std::string out;

@@ -89,7 +89,7 @@ std::vector<Vector> read_vectors(const std::filesystem::path& inp,
 std::unique_ptr<Tokenizer> load_vocab(const std::string& name, std::string* skip) {
   const auto p = test::shared_data("llama.cpp-vocab/ggml-vocab-" + name + ".gguf");
   if (!p) {
-    *skip = "llama.cpp-vocab/ggml-vocab-" + name + ".gguf is not in shared data";
+    *skip = test::missing_shared_data("llama.cpp-vocab/ggml-vocab-" + name + ".gguf");
     return nullptr;
   }
   return Tokenizer::create(TokenizerSpec::from_gguf(GgufFile::open(p->string())));
@@ -101,7 +101,9 @@ TEST_P(VocabVectors, MatchLlamaCpp) {
   const std::string name = GetParam();
   const auto inp = test::shared_data("llama.cpp-vocab/ggml-vocab-" + name + ".gguf.inp");
   const auto out = test::shared_data("llama.cpp-vocab/ggml-vocab-" + name + ".gguf.out");
-  if (!inp || !out) GTEST_SKIP() << "no test vectors for " << name;
+  if (!inp || !out)
+    GTEST_SKIP() << test::missing_shared_data("llama.cpp-vocab/ggml-vocab-" + name +
+                                              ".gguf.{inp,out}");
   std::string skip;
   const auto tok = load_vocab(name, &skip);
   if (!tok) GTEST_SKIP() << skip << " (its " << name << ".inp/.out vectors are, but cannot run)";
@@ -246,7 +248,7 @@ TEST(TokenizerRoundTrip, SpmValidAndInvalidBytes) {
 // without changing any result on valid UTF-8 (0xFF never occurs in it), so both must agree.
 TEST(TokenizerSpm, WordSplittingEqualsWholeRunMerging) {
   const auto p = test::shared_data("llama.cpp-vocab/ggml-vocab-llama-spm.gguf");
-  if (!p) GTEST_SKIP() << "llama.cpp-vocab/ggml-vocab-llama-spm.gguf not in shared data";
+  if (!p) GTEST_SKIP() << test::missing_shared_data("llama.cpp-vocab/ggml-vocab-llama-spm.gguf");
   TokenizerSpec spec = TokenizerSpec::from_gguf(GgufFile::open(p->string()));
   const auto split = Tokenizer::create(spec);
   spec.tokens.push_back("\xFF\xE2\x96\x81");

@@ -202,7 +202,7 @@ TEST_F(Niah, NeedlesSitAtTheirRequestedDepths) {
 
 TEST_F(Niah, NeedlesSitAtTheirRequestedDepthsInTheEssays) {
   const auto d = test::shared_data("niah");
-  if (!d) GTEST_SKIP() << "../shared/data/niah is absent";
+  if (!d) GTEST_SKIP() << test::missing_shared_data("niah");
   const nlohmann::json p = params({{"data", d->string()}, {"depths", 6}});
   const std::vector<int32_t> needle = tok->encode(p["needle"].get<std::string>(), false, false);
   for (int i = 0; i < 6; ++i) {

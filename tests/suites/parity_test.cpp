@@ -180,7 +180,7 @@ TEST_F(ByteLevel, PassageEndsWithItsInstructionWhole) {
 }
 
 TEST_F(ByteLevel, EssayComesFromTheDataFile) {
-  if (essays().empty()) GTEST_SKIP() << "../shared/data/niah is absent";
+  if (essays().empty()) GTEST_SKIP() << test::missing_shared_data("niah");
   const std::string t = text(make("essay", 800, 2, ctx));
   EXPECT_TRUE(t.starts_with("Essay:\n"));
   // Its second line is a whole line of the essays file.

@@ -124,7 +124,7 @@ TEST_F(RulerByteLevel, RecordsAreByteIdenticalToRulersScripts) {
     ++checked;
   }
   if (checked < int(std::size(kGolden)))
-    GTEST_SKIP() << "essay tasks skipped: ../shared/data/niah not present";
+    GTEST_SKIP() << "essay tasks skipped: " << test::missing_shared_data("niah");
 }
 
 TEST_F(RulerByteLevel, LengthBudgetIsMetForEveryTaskAtSeveralLengths) {
@@ -165,7 +165,7 @@ TEST_F(RulerByteLevel, LengthBudgetIsMetForEveryTaskAtSeveralLengths) {
 }
 
 TEST_F(RulerByteLevel, EssayNeedlesSitAtTheirRequestedDepths) {
-  if (essays().empty()) GTEST_SKIP() << "../shared/data/niah not present";
+  if (essays().empty()) GTEST_SKIP() << test::missing_shared_data("niah");
   for (const char* task :
        {"niah_single_2", "niah_multikey_1", "niah_multivalue", "niah_multiquery"})
     for (uint64_t seed : {1, 2, 3}) {

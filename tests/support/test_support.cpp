@@ -49,10 +49,29 @@ namespace accel::test {
   return ::testing::AssertionSuccess();
 }
 
-std::optional<std::filesystem::path> shared_data(const std::string& rel) {
+namespace {
+std::filesystem::path shared_data_path(const std::string& rel) {
   const char* env = std::getenv("ACCELBENCH_SHARED_DATA");
-  std::filesystem::path p = std::filesystem::path(env ? env : ACCELBENCH_SHARED_DATA) / rel;
+  return std::filesystem::absolute(std::filesystem::path(env ? env : ACCELBENCH_SHARED_DATA) / rel);
+}
+}  // namespace
+
+bool in_ci() {
+  const char* ci = std::getenv("CI");
+  return ci && std::string(ci) == "true";
+}
+
+std::string missing_shared_data(const std::string& rel) {
+  return "shared test data " + shared_data_path(rel).string() +
+         " is absent (set ACCELBENCH_SHARED_DATA to the data directory; under CI=true this fails)";
+}
+
+std::optional<std::filesystem::path> shared_data(const std::string& rel) {
+  std::filesystem::path p = shared_data_path(rel);
   if (std::filesystem::exists(p)) return p;
+  // Benchmarks and static initialisers call this outside a test: nothing to fail there.
+  if (in_ci() && ::testing::UnitTest::GetInstance()->current_test_info() != nullptr)
+    ADD_FAILURE() << "CI=true and " << missing_shared_data(rel);
   return std::nullopt;
 }
 

@@ -20,9 +20,15 @@ namespace accel::test {
 // Bit-exact equality of two float arrays, naming the first differing index.
 ::testing::AssertionResult bit_equal(std::span<const float> a, std::span<const float> b);
 
-// `ACCELBENCH_SHARED_DATA/<rel>` if it exists, else nullopt (the caller GTEST_SKIP()s with a
-// message saying what is missing).
+// `ACCELBENCH_SHARED_DATA/<rel>` (the environment variable, else the build's ../shared/data) if it
+// exists, else nullopt. A missing file must not pass CI green: under CI=true a call from inside a
+// running test also records a non-fatal failure naming the path, so the caller's skip still fails
+// the test. Outside CI the caller skips with missing_shared_data(rel) as its message.
 std::optional<std::filesystem::path> shared_data(const std::string& rel);
+// "shared test data <absolute path> is absent (...)": the skip message, naming the path looked for.
+std::string missing_shared_data(const std::string& rel);
+// Whether this is a CI run (CI=true in the environment, as .ci/run is started).
+bool in_ci();
 
 // A fresh empty directory under the system temp dir, removed when the object dies.
 class TempDir {
