@@ -9,7 +9,7 @@
 #include <set>
 
 #include "models/tokenizer.h"
-#include "suites/longbench_unicode.h"
+#include "suites/python_text.h"
 
 namespace accel {
 namespace {
@@ -83,7 +83,7 @@ TEST_F(LongBench, TruncationInsideAUtf8CharacterGivesReplacementCharacters) {
   // bytes at the cut become U+FFFD, as a Hugging Face decode does.
   const Sample s = suite.make_sample(40, 0, 0, ctx, params({{"tasks", "multifieldqa_zh"}}));
   const std::string t = text(s);
-  EXPECT_TRUE(longbench::utf8_valid(t));
+  EXPECT_EQ(pytext::utf8_invalid_at(t), std::string::npos);
   EXPECT_EQ(t.substr(0, 18), "阅读以下文字");  // 19 bytes of text: 6 characters and 1 byte
   EXPECT_NE(t.find("\xEF\xBF\xBD"), std::string::npos);
   EXPECT_EQ(t.substr(t.size() - 9), "回答：");
