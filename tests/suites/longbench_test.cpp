@@ -206,6 +206,18 @@ TEST_F(LongBench, SamsumStopsAtANewlineExceptAsTheFirstToken) {
   EXPECT_EQ(suite.score(s, g, nullptr, ctx, p).at("longbench.samsum"), 100 * 0.999999995);
 }
 
+TEST_F(LongBench, FuzzParameterChoosesCodeSimsBackendAndIsStored) {
+  // fuzzywuzzy 0.18.0 printed 0.45 without python-Levenshtein and 0.57 with it.
+  const std::string_view pred = "r math.pi      return (";
+  const auto difflib = params({{"tasks", "lcc"}});
+  EXPECT_EQ(difflib.at("fuzz"), "difflib");  // the default, stored with the resolved params
+  const Sample s = suite.make_sample(4096, 0, 0, ctx, difflib);
+  EXPECT_EQ(suite.score_prediction(s, pred, difflib).at("longbench.lcc"), 100 * 0.45);
+  const auto lev = params({{"tasks", "lcc"}, {"fuzz", "levenshtein"}});
+  EXPECT_EQ(suite.score_prediction(s, pred, lev).at("longbench.lcc"), 100 * 0.57);
+  EXPECT_THROW(params({{"tasks", "lcc"}, {"fuzz", "rapidfuzz"}}), std::invalid_argument);
+}
+
 TEST_F(LongBench, ClassificationUsesTheFileLastAllClassesAndFirstLine) {
   const auto p = params({{"tasks", "trec"}});
   const Sample s = suite.make_sample(4096, 1, 0, ctx, p);
