@@ -149,6 +149,16 @@ std::vector<ParamSpec> LongBenchSuite::params() const {
        {},
        "score 0 where pltrdy rouge's recursive LCS backtrack would exceed Python's recursion "
        "limit (CPython 3.11 frame accounting, as the reference scores); 0 = off"},
+      {"fuzz",
+       ParamSpec::Kind::Choice,
+       "difflib",
+       0,
+       0,
+       false,
+       {"difflib", "levenshtein"},
+       "fuzz.ratio backend of code_sim_score (lcc, repobench-p): difflib = fuzzywuzzy without "
+       "python-Levenshtein, LongBench's requirements; levenshtein = python-Levenshtein 0.12.2's "
+       "ratio, what fuzzywuzzy uses when that package is installed"},
   };
 }
 
@@ -277,8 +287,9 @@ Scores LongBenchSuite::score_prediction(const Sample& s, std::string_view predic
   const TaskInfo* task = longbench::find_task(name);
   if (!task)
     throw std::invalid_argument("suite 'longbench': sample of unknown task '" + name + "'");
-  longbench::RougeOptions opt;
-  opt.recursion_limit = params.at("rouge_recursion_limit").get<int>();
+  longbench::MetricOptions opt;
+  opt.rouge.recursion_limit = params.at("rouge_recursion_limit").get<int>();
+  opt.fuzz = parse_fuzz_backend(params.at("fuzz").get<std::string>());
   const double v = longbench::sample_score(*task, longbench::utf8_decode_lossy(prediction),
                                            u32_list(s.reference.at("answers")),
                                            u32_list(s.reference.at("all_classes")), opt);

@@ -20,7 +20,8 @@ namespace accel {
 // comma-separated list, taken in order: sample i is the i-th record of their concatenation),
 // longbench_e (read <task>_e.jsonl, LongBench-E's 13 tasks), chat_format (none | llama2: pred.py's
 // "[INST]{prompt}[/INST]", not applied to trec, triviaqa, samsum, lsht, lcc, repobench-p),
-// rouge_recursion_limit (see longbench::RougeOptions; 0 = off).
+// rouge_recursion_limit (see longbench::RougeOptions; 0 = off), fuzz (difflib | levenshtein: the
+// fuzz.ratio backend of code_sim_score, see fuzz_ratio.h; difflib is the official setup).
 // The case's context length is pred.py's max_length (model2maxlen.json: 3500 for a 4K model): a
 // prompt longer than that many tokens keeps its first and last max_length/2 tokens.
 // Metrics: "longbench.<task>" (per-sample score x 100; its mean is eval.py's task score before
@@ -28,8 +29,9 @@ namespace accel {
 class LongBenchSuite : public Suite {
  public:
   std::string name() const override { return "longbench"; }
-  // "zhchar": Chinese segmentation is per character on Han runs, not jieba's.
-  std::string version() const override { return "1-zhchar"; }
+  // "zhchar": Chinese segmentation is per character on Han runs, not jieba's. 2: the `fuzz`
+  // parameter (code_sim_score's backend) joined the params.
+  std::string version() const override { return "2-zhchar"; }
   std::string summary() const override;
   std::vector<ParamSpec> params() const override;
   std::vector<MetricSpec> metrics() const override;

@@ -74,7 +74,7 @@ Record parse_record(std::string_view line, const std::string& file, size_t line_
     fail(file, line_no,
          "line of " + std::to_string(line.size()) + " bytes (at most " +
              std::to_string(kMaxLineBytes) + ")");
-  if (size_t bad = 0; !utf8_valid(line, &bad))
+  if (const size_t bad = utf8_invalid_at(line); bad != std::string_view::npos)
     fail(file, line_no, "invalid UTF-8 at byte " + std::to_string(bad + 1) + " of the line");
   nlohmann::json j;
   try {

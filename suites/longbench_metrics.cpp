@@ -10,7 +10,6 @@
 #include <stdexcept>
 
 #include "suites/longbench_text.h"
-#include "suites/sequence_matcher.h"
 
 namespace accel::longbench {
 
@@ -222,7 +221,8 @@ double count_score(std::u32string_view prediction, std::u32string_view ground_tr
   return number_share(prediction, ground_truth);
 }
 
-double code_sim_score(std::u32string_view prediction, std::u32string_view ground_truth) {
+double code_sim_score(std::u32string_view prediction, std::u32string_view ground_truth,
+                      FuzzBackend fuzz) {
   U32 line;
   for (const U32& l : py_split(py_lstrip(prediction, U'\n'), U"\n")) {
     if (!py_contains(l, U"`") && !py_contains(l, U"#") && !py_contains(l, U"//")) {
@@ -230,20 +230,20 @@ double code_sim_score(std::u32string_view prediction, std::u32string_view ground
       break;
     }
   }
-  return double(fuzz_ratio(line, ground_truth)) / 100;
+  return double(fuzz_ratio(line, ground_truth, fuzz)) / 100;
 }
 
 double metric_score(Metric m, std::u32string_view prediction, std::u32string_view ground_truth,
-                    const std::vector<U32>& all_classes, const RougeOptions& opt) {
+                    const std::vector<U32>& all_classes, const MetricOptions& opt) {
   switch (m) {
     case Metric::QaF1:
       return qa_f1_score(prediction, ground_truth);
     case Metric::QaF1Zh:
       return qa_f1_zh_score(prediction, ground_truth);
     case Metric::Rouge:
-      return rouge_score(prediction, ground_truth, opt);
+      return rouge_score(prediction, ground_truth, opt.rouge);
     case Metric::RougeZh:
-      return rouge_zh_score(prediction, ground_truth, opt);
+      return rouge_zh_score(prediction, ground_truth, opt.rouge);
     case Metric::Classification:
       return classification_score(prediction, ground_truth, all_classes);
     case Metric::Retrieval:
@@ -253,14 +253,14 @@ double metric_score(Metric m, std::u32string_view prediction, std::u32string_vie
     case Metric::Count:
       return count_score(prediction, ground_truth);
     case Metric::CodeSim:
-      return code_sim_score(prediction, ground_truth);
+      return code_sim_score(prediction, ground_truth, opt.fuzz);
   }
   throw std::logic_error("longbench: unknown metric");
 }
 
 double sample_score(const TaskInfo& task, std::u32string_view prediction,
                     const std::vector<U32>& answers, const std::vector<U32>& all_classes,
-                    const RougeOptions& opt) {
+                    const MetricOptions& opt) {
   const U32 pred = task.first_line ? first_line(prediction) : U32(prediction);
   double score = 0.0;
   for (const U32& gt : answers)

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "suites/fuzz_ratio.h"
 #include "suites/longbench_tasks.h"
 #include "suites/longbench_unicode.h"
 
@@ -25,6 +26,14 @@ namespace accel::longbench {
 // mathematically intended ROUGE-L).
 struct RougeOptions {
   int recursion_limit = 1000;
+};
+
+// The scoring choices the suite exposes as parameters: the ROUGE recursion emulation and the
+// backend of fuzz.ratio (code_sim_score): difflib, LongBench's official setup, or
+// python-Levenshtein, what fuzzywuzzy uses wherever that package is installed.
+struct MetricOptions {
+  RougeOptions rouge;
+  FuzzBackend fuzz = FuzzBackend::Difflib;
 };
 
 // f1_score over token lists (multiset overlap); 0 when nothing overlaps.
@@ -50,21 +59,23 @@ double retrieval_score(std::u32string_view prediction, std::u32string_view groun
 double retrieval_zh_score(std::u32string_view prediction, std::u32string_view ground_truth);
 // Share of the numbers (\d+) in the prediction equal, as strings, to the gold count.
 double count_score(std::u32string_view prediction, std::u32string_view ground_truth);
-// fuzz.ratio(first line without ` # or //, gold) / 100 (sequence_matcher.h).
-double code_sim_score(std::u32string_view prediction, std::u32string_view ground_truth);
+// fuzz.ratio(first line containing none of ` # //, gold) / 100 (fuzz_ratio.h); "" when no line
+// qualifies.
+double code_sim_score(std::u32string_view prediction, std::u32string_view ground_truth,
+                      FuzzBackend fuzz = FuzzBackend::Difflib);
 
 // The gold paragraph id retrieval_score compares against, or nullopt (the reference would crash).
 std::optional<U32> gold_paragraph_id(std::u32string_view ground_truth, bool zh);
 
 // dataset2metric[task](prediction, ground_truth, all_classes=...).
 double metric_score(Metric m, std::u32string_view prediction, std::u32string_view ground_truth,
-                    const std::vector<U32>& all_classes, const RougeOptions& opt = {});
+                    const std::vector<U32>& all_classes, const MetricOptions& opt = {});
 
 // eval.py's per-sample score: the first-line rule for trec/triviaqa/samsum/lsht, then the max of
 // the metric over the gold answers (0.0 when there are none).
 double sample_score(const TaskInfo& task, std::u32string_view prediction,
                     const std::vector<U32>& answers, const std::vector<U32>& all_classes,
-                    const RougeOptions& opt = {});
+                    const MetricOptions& opt = {});
 
 // eval.py scorer: round(100 * sum / n, 2) with the sum taken in order. NaN when empty.
 double task_score(const std::vector<double>& sample_scores);

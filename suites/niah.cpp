@@ -5,8 +5,8 @@
 #include <stdexcept>
 
 #include "suites/niah_haystack.h"
+#include "suites/python_text.h"
 #include "suites/ruler_corpus.h"
-#include "suites/ruler_text.h"
 
 namespace accel {
 
@@ -75,8 +75,8 @@ std::string replace_all(std::string s, std::string_view from, const std::string&
 
 namespace niah {
 double contains_answer(const std::string& prediction, const std::string& answer) {
-  return ruler::py_lower(prediction).find(ruler::py_lower(answer)) != std::string::npos ? 100.0
-                                                                                        : 0.0;
+  return pytext::py_lower(prediction).find(pytext::py_lower(answer)) != std::string::npos ? 100.0
+                                                                                          : 0.0;
 }
 }  // namespace niah
 

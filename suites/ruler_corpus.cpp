@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "suites/python_text.h"
 #include "suites/ruler_text.h"
 
 namespace accel::ruler {
@@ -69,7 +70,7 @@ std::string read_bounded(const std::filesystem::path& f, uintmax_t& budget,
   std::string s(size_t(size), '\0');
   if (!in.read(s.data(), std::streamsize(size)))
     throw std::invalid_argument(who + ": cannot read '" + f.string() + "'");
-  const size_t bad = utf8_invalid_at(s);
+  const size_t bad = pytext::utf8_invalid_at(s);
   if (bad != std::string::npos)
     throw std::invalid_argument(who + ": essay text '" + f.string() + "': invalid UTF-8 at byte " +
                                 std::to_string(bad));
@@ -120,7 +121,7 @@ std::shared_ptr<const EssayCorpus> build(const std::string& data_arg, const std:
       throw std::invalid_argument(who + ": data '" + data_arg + "': the byte range ends past the " +
                                   std::to_string(text.size()) + " bytes of text");
     text = text.substr(range->first, range->second - range->first);
-    if (const size_t bad = utf8_invalid_at(text); bad != std::string::npos)
+    if (const size_t bad = pytext::utf8_invalid_at(text); bad != std::string::npos)
       throw std::invalid_argument(who + ": data '" + data_arg +
                                   "': the byte range cuts a UTF-8 character (at byte " +
                                   std::to_string(range->first + bad) + ")");

@@ -5,12 +5,13 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "suites/python_text.h"
 #include "suites/ruler_text.h"
 
 namespace accel::ruler {
 
 std::string postprocess_pred(std::string_view pred) {
-  const std::string text = utf8_replace_invalid(pred);
+  const std::string text = pytext::utf8_sanitize(pred);
   std::string s(py_strip(text));
   for (char& c : s)
     if (uint8_t(c) <= 0x1f) c = '\n';
@@ -43,18 +44,18 @@ double task_score(const std::vector<double>& v) {
 
 double match_all(std::string_view pred, const std::vector<std::string>& refs) {
   check(refs);
-  const std::string p = py_lower(pred);
+  const std::string p = pytext::py_lower(pred);
   double hits = 0;
   for (const auto& r : refs)
-    hits += p.find(py_lower(utf8_replace_invalid(r))) != std::string::npos ? 1.0 : 0.0;
+    hits += p.find(pytext::py_lower(pytext::utf8_sanitize(r))) != std::string::npos ? 1.0 : 0.0;
   return hits / double(refs.size());
 }
 
 double match_part(std::string_view pred, const std::vector<std::string>& refs) {
   check(refs);
-  const std::string p = py_lower(pred);
+  const std::string p = pytext::py_lower(pred);
   for (const auto& r : refs)
-    if (p.find(py_lower(utf8_replace_invalid(r))) != std::string::npos) return 1.0;
+    if (p.find(pytext::py_lower(pytext::utf8_sanitize(r))) != std::string::npos) return 1.0;
   return 0.0;
 }
 

@@ -9,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "suites/python_text.h"
 #include "suites/ruler_random.h"
 #include "suites/ruler_text.h"
 
@@ -191,7 +192,7 @@ std::shared_ptr<const QaDataset> load_qa(const std::string& dataset, const std::
   std::string text(size_t(size), '\0');
   if (!in.read(text.data(), std::streamsize(size)))
     throw std::invalid_argument(src + ": cannot read it");
-  const size_t bad = utf8_invalid_at(text);
+  const size_t bad = pytext::utf8_invalid_at(text);
   if (bad != std::string::npos)
     throw std::invalid_argument(src + ": invalid UTF-8 at byte " + std::to_string(bad));
   if (json_depth(text) > kMaxQaJsonDepth)

@@ -1,10 +1,9 @@
-// difflib.SequenceMatcher (isjunk=None) and fuzz.ratio (sequence_matcher.h). Comments name the
+// difflib.SequenceMatcher (isjunk=None) (sequence_matcher.h). Comments name the
 // difflib statements each step reproduces.
 #include "suites/sequence_matcher.h"
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <tuple>
 
 namespace accel {
@@ -126,19 +125,6 @@ double SequenceMatcher::ratio() const {
   for (const MatchBlock& m : matching_blocks()) matches += m.size;
   const size_t length = a_.size() + b_.size();
   return length ? 2.0 * double(matches) / double(length) : 1.0;  // _calculate_ratio
-}
-
-double py_round(double x) {
-  double r = std::round(x);  // halves away from zero
-  if (std::fabs(x - r) == 0.5) r = 2.0 * std::round(x / 2.0);
-  return r;
-}
-
-int fuzz_ratio(std::u32string_view s1, std::u32string_view s2) {
-  // Decorators in order: check_for_none, check_for_equivalence, check_empty_string.
-  if (s1 == s2) return 100;
-  if (s1.empty() || s2.empty()) return 0;
-  return int(py_round(100.0 * SequenceMatcher(s1, s2).ratio()));
 }
 
 }  // namespace accel

@@ -1,6 +1,6 @@
 // A port of Python's difflib.SequenceMatcher (CPython 3.11 Lib/difflib.py) for isjunk=None, over
-// any sequence of integer-like elements (code points here), and fuzzywuzzy's fuzz.ratio on top
-// of it, the similarity LongBench's code tasks are scored with. Port, not approximation: the
+// any sequence of integer-like elements (code points here): the similarity behind fuzzywuzzy's
+// fuzz.ratio when python-Levenshtein is absent (fuzz_ratio.h). Port, not approximation: the
 // same b2j index, the same "popular element" autojunk heuristic (on when len(b) >= 200: an
 // element occurring more than len(b) // 100 + 1 times in b is dropped from the index, but, as in
 // difflib, is not junk, so a longest match may still be extended over it), the same
@@ -36,14 +36,5 @@ class SequenceMatcher {
   std::vector<char32_t> popular_;
   const std::vector<size_t>* positions(char32_t c) const;
 };
-
-// fuzzywuzzy fuzz.ratio(s1, s2) with difflib's matcher (what fuzzywuzzy uses when
-// python-Levenshtein is not installed, as in LongBench's requirements.txt): 100 when the strings
-// are equal (two empty strings included), 0 when either is empty, else
-// int(round(100 * SequenceMatcher(None, s1, s2).ratio())) with Python's round-half-even.
-int fuzz_ratio(std::u32string_view s1, std::u32string_view s2);
-
-// Python's round(x) for a float: nearest integer, ties to even.
-double py_round(double x);
 
 }  // namespace accel

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "models/tokenizer.h"
-#include "suites/longbench_unicode.h"
+#include "suites/python_text.h"
 
 namespace accel {
 namespace {
@@ -83,7 +83,7 @@ TEST_F(LongBench, TruncationInsideAUtf8CharacterGivesReplacementCharacters) {
   // bytes at the cut become U+FFFD, as a Hugging Face decode does.
   const Sample s = suite.make_sample(40, 0, 0, ctx, params({{"tasks", "multifieldqa_zh"}}));
   const std::string t = text(s);
-  EXPECT_TRUE(longbench::utf8_valid(t));
+  EXPECT_EQ(pytext::utf8_invalid_at(t), std::string::npos);
   EXPECT_EQ(t.substr(0, 18), "阅读以下文字");  // 19 bytes of text: 6 characters and 1 byte
   EXPECT_NE(t.find("\xEF\xBF\xBD"), std::string::npos);
   EXPECT_EQ(t.substr(t.size() - 9), "回答：");
@@ -204,6 +204,18 @@ TEST_F(LongBench, SamsumStopsAtANewlineExceptAsTheFirstToken) {
             "\nAnn and Bob will have lunch at noon.");
   // ROUGE-L of the (first-line) prediction against the identical summary.
   EXPECT_EQ(suite.score(s, g, nullptr, ctx, p).at("longbench.samsum"), 100 * 0.999999995);
+}
+
+TEST_F(LongBench, FuzzParameterChoosesCodeSimsBackendAndIsStored) {
+  // fuzzywuzzy 0.18.0 printed 0.45 without python-Levenshtein and 0.57 with it.
+  const std::string_view pred = "r math.pi      return (";
+  const auto difflib = params({{"tasks", "lcc"}});
+  EXPECT_EQ(difflib.at("fuzz"), "difflib");  // the default, stored with the resolved params
+  const Sample s = suite.make_sample(4096, 0, 0, ctx, difflib);
+  EXPECT_EQ(suite.score_prediction(s, pred, difflib).at("longbench.lcc"), 100 * 0.45);
+  const auto lev = params({{"tasks", "lcc"}, {"fuzz", "levenshtein"}});
+  EXPECT_EQ(suite.score_prediction(s, pred, lev).at("longbench.lcc"), 100 * 0.57);
+  EXPECT_THROW(params({{"tasks", "lcc"}, {"fuzz", "rapidfuzz"}}), std::invalid_argument);
 }
 
 TEST_F(LongBench, ClassificationUsesTheFileLastAllClassesAndFirstLine) {

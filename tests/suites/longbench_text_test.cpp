@@ -12,60 +12,12 @@ namespace {
 std::string s8(const U32& s) {
   return utf8_encode(s);
 }
-U32 u(std::string_view s) {
-  return utf8_decode_lossy(s);
-}
 std::vector<std::string> s8(const std::vector<U32>& v) {
   std::vector<std::string> out;
   for (const U32& x : v) out.push_back(s8(x));
   return out;
 }
 using SV = std::vector<std::string>;
-
-TEST(LongBenchUnicode, LossyDecodingReplacesMaximalIllFormedSubsequences) {
-  EXPECT_EQ(s8(u("a\xC3\xA9z")), "a\xC3\xA9z");
-  // A truncated 3-byte sequence is one U+FFFD; a lone continuation byte is another.
-  EXPECT_EQ(utf8_decode_lossy("\xE4\xB8x\x80"), (U32{0xFFFD, U'x', 0xFFFD}));
-  // Overlong, surrogate and out-of-range encodings are ill-formed byte by byte.
-  EXPECT_EQ(utf8_decode_lossy("\xC0\xAF"), (U32{0xFFFD, 0xFFFD}));
-  EXPECT_EQ(utf8_decode_lossy("\xED\xA0\x80"), (U32{0xFFFD, 0xFFFD, 0xFFFD}));
-  EXPECT_EQ(utf8_decode_lossy("\xF4\x90\x80\x80"), (U32{0xFFFD, 0xFFFD, 0xFFFD, 0xFFFD}));
-  size_t bad = 0;
-  EXPECT_FALSE(utf8_valid("ok\xFF", &bad));
-  EXPECT_EQ(bad, 2u);
-  EXPECT_TRUE(utf8_valid("中文 \xF0\x9F\x98\x80"));
-  EXPECT_EQ(utf8_sanitize("a\xFF"), "a\xEF\xBF\xBD");
-}
-
-TEST(LongBenchUnicode, PythonCharacterClasses) {
-  for (char32_t c :
-       {U' ', U'\t', U'\n', U'\x0b', U'\x0c', U'\r', U'\x1c', U'\x1f', U'\x85', U'\xa0', U'\u1680',
-        U'\u2000', U'\u200a', U'\u2028', U'\u2029', U'\u202f', U'\u205f', U'\u3000'})
-    EXPECT_TRUE(py_isspace(c)) << uint32_t(c);
-  for (char32_t c : {U'\u200b', U'\ufeff', U'x', U'\u180e'}) EXPECT_FALSE(py_isspace(c));
-  EXPECT_TRUE(py_isdecimal(U'7'));
-  EXPECT_TRUE(py_isdecimal(U'\u0663'));   // ARABIC-INDIC DIGIT THREE
-  EXPECT_TRUE(py_isdecimal(U'\uff12'));   // FULLWIDTH DIGIT TWO
-  EXPECT_FALSE(py_isdecimal(U'\u00b2'));  // superscript two: a digit, not decimal
-  EXPECT_TRUE(py_isword(U'_'));
-  EXPECT_TRUE(py_isword(U'é'));
-  EXPECT_TRUE(py_isword(U'中'));
-  EXPECT_TRUE(py_isword(U'\u00b2'));  // isnumeric
-  EXPECT_FALSE(py_isword(U'-'));
-  EXPECT_FALSE(py_isword(U'\u201c'));
-}
-
-TEST(LongBenchUnicode, LowerIsPythonsFullMappingWithFinalSigma) {
-  EXPECT_EQ(s8(py_lower(U"ÀÉÎ Straße ǅ")), "àéî straße ǆ");
-  EXPECT_EQ(py_lower(U"\u0130"), (U32{U'i', 0x307}));  // İ -> i + combining dot above
-  EXPECT_EQ(s8(py_lower(U"ＡＢＣ")), "ａｂｃ");
-  // Σ is final (ς) after a cased letter and not before one; case-ignorable characters between
-  // are skipped.
-  EXPECT_EQ(s8(py_lower(U"ΟΔΟΣ")), "οδος");
-  EXPECT_EQ(s8(py_lower(U"ΣΑΣ ΑΣ. Σ")), "σας ας. σ");
-  EXPECT_EQ(s8(py_lower(U"ΑΣ'Α")), "ασ'α");  // apostrophe is case-ignorable: not final
-  EXPECT_EQ(s8(py_lower(U"ΑΣ'")), "ας'");
-}
 
 TEST(LongBenchText, SplitStripContainsDigits) {
   EXPECT_EQ(s8(py_split_whitespace(U"  a\u3000b\n\tc  ")), (SV{"a", "b", "c"}));

@@ -1,5 +1,6 @@
 // Python string semantics the RULER generators and metrics rely on (expected values printed by
-// CPython 3.11), and the sentence rule that stands in for nltk's Punkt.
+// CPython 3.11; decoding and str.lower() are tested in python_text_test.cpp), and the sentence
+// rule that stands in for nltk's Punkt.
 #include "suites/ruler_text.h"
 
 #include <gtest/gtest.h>
@@ -9,29 +10,9 @@
 namespace accel::ruler {
 namespace {
 
-const std::string R = "\xef\xbf\xbd";  // U+FFFD
-
-TEST(RulerText, LowerIsPythonsIncludingNonAsciiAndFinalSigma) {
-  EXPECT_EQ(py_lower("ABC xyz 123"), "abc xyz 123");
-  EXPECT_EQ(py_lower("FRÉDÉRIC São"), "frédéric são");
-  EXPECT_EQ(py_lower("İ"), "i\xcc\x87");     // one code point lowercases to two
-  EXPECT_EQ(py_lower("ǅemal"), "ǆemal");     // titlecase digraph
-  EXPECT_EQ(py_lower("\xe2\x84\xaa"), "k");  // KELVIN SIGN
-  EXPECT_EQ(py_lower("straße STRASSE"), "straße strasse");
-  EXPECT_EQ(py_lower("ΑΣ ΣΑ Σ AΣ. xΣy"), "ας σα σ aς. xσy");  // 'ΑΣ ΣΑ Σ AΣ. xΣy'.lower()
-}
-
-TEST(RulerText, InvalidUtf8IsReplacedPerMaximalSubpartAsPythonDecodes) {
-  EXPECT_EQ(utf8_replace_invalid("a\xff"), "a" + R);
-  EXPECT_EQ(utf8_replace_invalid("\xe2\x82"), R);
-  EXPECT_EQ(utf8_replace_invalid("\xe2\x82x"), R + "x");
-  EXPECT_EQ(utf8_replace_invalid("\xed\xa0\x80"), R + R + R);  // a surrogate
-  EXPECT_EQ(utf8_replace_invalid("\xf0\x9f\x98"), R);
-  EXPECT_EQ(utf8_replace_invalid("\xc0\xaf"), R + R);
-  EXPECT_EQ(utf8_replace_invalid("\xf4\x90\x80\x80"), R + R + R + R);
-  EXPECT_EQ(utf8_invalid_at("ok \xc3\xa9 \xff"), 6u);
-  EXPECT_EQ(utf8_invalid_at("ok \xc3\xa9"), std::string::npos);
+TEST(RulerText, CodePointsAreCountedOnValidUtf8) {
   EXPECT_EQ(utf8_code_points("a\xc3\xa9\xe2\x82\xac"), 3u);
+  EXPECT_EQ(utf8_code_points(""), 0u);
 }
 
 TEST(RulerText, WhitespaceStripSplitAndCollapseAreUnicodeAware) {

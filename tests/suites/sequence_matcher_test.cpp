@@ -9,6 +9,8 @@
 #include <random>
 #include <tuple>
 
+#include "suites/fuzz_ratio.h"
+
 namespace accel {
 namespace {
 

@@ -106,7 +106,10 @@ std::string accelbench_binary() {
 }
 
 int run_cli(const std::string& args, std::string* output) {
-  const std::string cmd = accelbench_binary() + " " + args + " 2>&1";
+  return run_command(accelbench_binary() + " " + args + " 2>&1", output);
+}
+
+int run_command(const std::string& cmd, std::string* output) {
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return -1;
   std::string out;

@@ -54,5 +54,8 @@ std::vector<float> random_normal(size_t n, uint64_t seed, float stddev = 1.f);
 // stdout+stderr; returns the exit code.
 std::string accelbench_binary();
 int run_cli(const std::string& args, std::string* output = nullptr);
+// Runs a shell command, capturing its stdout (redirect stderr in `cmd` to capture it too);
+// returns the exit code, -1 when it did not exit normally.
+int run_command(const std::string& cmd, std::string* output = nullptr);
 
 }  // namespace accel::test
