@@ -23,11 +23,6 @@ std::string missing_python(const std::vector<std::string>& modules) {
   return std::string(kPython3) + " cannot import " + missing;
 }
 
-bool in_ci() {
-  const char* ci = std::getenv("CI");
-  return ci && std::string(ci) == "true";
-}
-
 int run_python(const std::string& args, std::string* out, std::string* err) {
   TempDir dir;
   const std::string err_file = dir.file("stderr.txt");

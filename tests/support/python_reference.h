@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/test_support.h"  // in_ci()
+
 namespace accel::test {
 
 inline constexpr const char* kPython3 = "/usr/bin/python3";
 
 // "" when kPython3 exists and imports every module; otherwise a sentence naming what is missing.
 std::string missing_python(const std::vector<std::string>& modules);
-// True when the environment variable CI is "true" (as CI services set it).
-bool in_ci();
 // Runs kPython3 with `args` (shell words), stdout into *out and stderr into *err; the exit code.
 int run_python(const std::string& args, std::string* out, std::string* err);
 
