@@ -35,7 +35,7 @@ void require_files(const DataLocation& at) {
 }  // namespace
 
 DataLocation locate_data(const std::string& configured) {
-  if (!configured.empty()) return {configured, "given"};
+  if (!configured.empty()) return {configured, "configured"};
   if (const char* env = std::getenv(kDirEnv); env && *env) return {env, kDirEnv};
   return {kPackageDir, "the python3-jieba package path"};
 }

@@ -16,7 +16,8 @@ inline constexpr const char* kDirEnv = "ACCELBENCH_JIEBA_DIR";
 
 struct DataLocation {
   std::string dir;
-  std::string source;  // why this folder: "given", kDirEnv, or "the python3-jieba package path"
+  std::string
+      source;  // why this folder: "configured", kDirEnv, or "the python3-jieba package path"
 };
 
 // `configured` when not empty, else $ACCELBENCH_JIEBA_DIR when set and not empty, else
