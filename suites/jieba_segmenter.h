@@ -6,6 +6,7 @@
 #pragma once
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "suites/jieba_dictionary.h"

@@ -184,7 +184,8 @@ std::vector<ParamSpec> LongBenchSuite::params() const {
        0,
        false,
        {"jieba", "char"},
-       "how multifieldqa_zh, dureader and vcsum cut Chinese text: jieba (0.42.1's dictionary and "
+       "how the tasks whose metric calls jieba (multifieldqa_zh, dureader, vcsum) cut Chinese "
+       "text: jieba (0.42.1's dictionary and "
        "HMM, as metrics.py; the official scores) or char (one token per Han character, an "
        "approximation whose scores are not the official ones)"},
       {"jieba_dir",

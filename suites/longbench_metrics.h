@@ -28,7 +28,9 @@ struct RougeOptions {
   int recursion_limit = 1000;
 };
 
-// f1_score over token lists (multiset overlap); 0 when nothing overlaps.
+// f1_score over token lists (multiset overlap); 0 when nothing overlaps. The _zh metrics cut with
+// `zh`; its default is jieba's cut with the data jieba::locate_data() finds (never the character
+// cut unless asked for).
 double f1_tokens(const std::vector<U32>& prediction, const std::vector<U32>& ground_truth);
 double qa_f1_score(std::u32string_view prediction, std::u32string_view ground_truth);
 double qa_f1_zh_score(std::u32string_view prediction, std::u32string_view ground_truth,

@@ -19,8 +19,4 @@ ZhSegmenter::Kind ZhSegmenter::parse_kind(const std::string& name) {
   throw std::invalid_argument("unknown Chinese segmenter '" + name + "' (jieba or char)");
 }
 
-const char* ZhSegmenter::kind_name(Kind k) {
-  return k == Kind::Char ? "char" : "jieba";
-}
-
 }  // namespace accel::longbench

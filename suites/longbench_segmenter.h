@@ -21,7 +21,6 @@ struct ZhSegmenter {
   std::vector<U32> cut(std::u32string_view s) const;
   // "jieba" or "char"; throws std::invalid_argument for anything else.
   static Kind parse_kind(const std::string& name);
-  static const char* kind_name(Kind k);
 };
 
 }  // namespace accel::longbench

@@ -90,11 +90,13 @@ class Parser {
     if (identifier() != U"__future__") fail("only 'from __future__ import ...' lines may precede");
     inline_space();
     if (identifier() != U"import") fail("expected 'import'");
-    do {
+    while (true) {
       inline_space();
       identifier();
       inline_space();
-    } while (peek() == U',' && (advance(), true));
+      if (peek() != U',') break;
+      advance();
+    }
     if (peek() == U'\r') advance();
     if (!at_end() && peek() != U'\n') fail("unexpected text in a __future__ import");
     skip_space();

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include "tests/support/jieba_data.h"
 #include "tests/support/test_support.h"
@@ -66,6 +68,22 @@ TEST(JiebaData, AMalformedFileNamesItsLineAndIsNotCached) {
   const auto seg = shared_segmenter(tmp.path().string());
   EXPECT_EQ(seg->cut(U"ab"), (std::vector<std::u32string>{U"ab"}));  // finalseg re_skip: whole
   EXPECT_EQ(shared_segmenter(tmp.path().string()), seg);             // loaded once
+}
+
+TEST(JiebaData, ThreadsShareOneLoad) {
+  test::TempDir tmp;
+  std::filesystem::create_directories(tmp.path() / "finalseg");
+  std::ofstream(tmp.path() / "dict.txt") << "ab 2\nc 1\n";
+  std::ofstream(tmp.path() / "finalseg/prob_start.py") << "P={'B': -1, 'E': -1, 'M': -1, 'S': -1}";
+  for (const char* f : {"finalseg/prob_trans.py", "finalseg/prob_emit.py"})
+    std::ofstream(tmp.path() / f) << "P={'B': {}, 'E': {}, 'M': {}, 'S': {}}";
+  std::vector<std::shared_ptr<const Segmenter>> got(4);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < got.size(); ++i)
+    threads.emplace_back([&, i] { got[i] = shared_segmenter(tmp.path().string()); });
+  for (auto& t : threads) t.join();
+  for (const auto& g : got) EXPECT_EQ(g, got[0]);
+  EXPECT_EQ(got[0]->cut(U"abc"), (std::vector<std::u32string>{U"ab", U"c"}));
 }
 
 }  // namespace
