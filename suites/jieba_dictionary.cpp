@@ -71,7 +71,7 @@ size_t line_of_offset(std::string_view text, size_t offset) {
 }  // namespace
 
 Dictionary::Node Dictionary::child(Node node, char32_t c) const {
-  if (slots_.empty()) return kNone;
+  if (slots_.empty() || c > 0x10FFFF) return kNone;  // keys hold 21-bit code points
   const uint64_t key = key_of(node, c);
   const size_t mask = slots_.size() - 1;
   for (size_t s = slot_of(key, slots_.size());; s = (s + 1) & mask) {
