@@ -4,11 +4,13 @@
 set -euo pipefail
 # clang, libclang-rt-14-dev (libFuzzer, sanitizers) and libomp-dev (clang's OpenMP): scripts/fuzz.sh.
 # python3 with fuzzywuzzy and python-Levenshtein: tests that compare metrics with the reference
-# packages themselves (the harness never runs Python).
+# packages themselves (the harness never runs Python). python3-jieba: jieba 0.42.1's dictionary
+# and HMM tables, which the LongBench suite reads to cut Chinese text as metrics.py does (required
+# for multifieldqa_zh, dureader, vcsum; the tests also compare with jieba itself).
 packages=(g++ cmake ninja-build pkg-config libeigen3-dev nlohmann-json3-dev libcli11-dev libgtest-dev
   libgmock-dev libbenchmark-dev libsqlite3-dev libpcre2-dev libfmt-dev libssl-dev clang-format
   clang libclang-rt-14-dev libomp-dev
-  python3 python3-fuzzywuzzy python3-levenshtein)
+  python3 python3-fuzzywuzzy python3-levenshtein python3-jieba)
 # Optional: Debian's chromium, for the headless screenshot test of the dashboard and a plot
 # (tests/harness/browser_screenshot_test.cpp skips with a message without it). Never fails setup;
 # ACCELBENCH_NO_BROWSER=1 skips it.

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "suites/jieba_data.h"
 #include "suites/longbench_data.h"
 #include "suites/longbench_metrics.h"
 #include "suites/longbench_unicode.h"
@@ -87,6 +88,33 @@ Located locate(const nlohmann::json& params, int index) {
                               " records");
 }
 
+bool uses_jieba(const TaskInfo& t) {  // metrics.py calls jieba.cut in these two metrics only
+  return t.metric == longbench::Metric::QaF1Zh || t.metric == longbench::Metric::RougeZh;
+}
+
+longbench::ZhSegmenter zh_segmenter(const nlohmann::json& params) {
+  longbench::ZhSegmenter zh;
+  zh.kind = longbench::ZhSegmenter::parse_kind(params.at("segmenter").get<std::string>());
+  zh.jieba_dir = params.at("jieba_dir").get<std::string>();
+  return zh;
+}
+
+// Loads jieba's data (once per process) before a task that needs it is generated for, so a
+// missing dictionary stops the run at its first such sample rather than at scoring time.
+void require_segmenter(const TaskInfo& t, const nlohmann::json& params) {
+  const longbench::ZhSegmenter zh = zh_segmenter(params);
+  if (!uses_jieba(t) || zh.kind != longbench::ZhSegmenter::Kind::Jieba) return;
+  try {
+    jieba::shared_segmenter(zh.jieba_dir);
+  } catch (const jieba::DataError& e) {
+    throw std::invalid_argument(
+        "suite 'longbench': task '" + std::string(t.name) +
+        "' is scored with jieba's word segmentation, as metrics.py does: " + e.what() +
+        ". The parameter jieba_dir also names the folder; segmenter=char scores without jieba "
+        "(a character-level approximation, not the official score)");
+  }
+}
+
 std::vector<longbench::U32> u32_list(const nlohmann::json& v) {
   std::vector<longbench::U32> out;
   if (v.is_array())
@@ -98,8 +126,8 @@ std::vector<longbench::U32> u32_list(const nlohmann::json& v) {
 
 std::string LongBenchSuite::summary() const {
   return "LongBench v1 (21 tasks, LongBench-E buckets) from the official JSONL files: official "
-         "templates, generation budgets, middle truncation and metrics.py scoring (x100); "
-         "Chinese segmentation is per character, not jieba's";
+         "templates, generation budgets, middle truncation and metrics.py scoring (x100), "
+         "Chinese cut by jieba 0.42.1 (segmenter=char: per character, an approximation)";
 }
 
 std::vector<ParamSpec> LongBenchSuite::params() const {
@@ -159,6 +187,26 @@ std::vector<ParamSpec> LongBenchSuite::params() const {
        "fuzz.ratio backend of code_sim_score (lcc, repobench-p): difflib = fuzzywuzzy without "
        "python-Levenshtein, LongBench's requirements; levenshtein = python-Levenshtein 0.12.2's "
        "ratio, what fuzzywuzzy uses when that package is installed"},
+      {"segmenter",
+       ParamSpec::Kind::Choice,
+       "jieba",
+       0,
+       0,
+       false,
+       {"jieba", "char"},
+       "how the tasks whose metric calls jieba (multifieldqa_zh, dureader, vcsum) cut Chinese "
+       "text: jieba (0.42.1's dictionary and "
+       "HMM, as metrics.py; the official scores) or char (one token per Han character, an "
+       "approximation whose scores are not the official ones)"},
+      {"jieba_dir",
+       ParamSpec::Kind::Text,
+       "",
+       0,
+       0,
+       false,
+       {},
+       "folder of jieba's dict.txt and finalseg/prob_*.py; empty: $ACCELBENCH_JIEBA_DIR, else "
+       "python3-jieba's /usr/lib/python3/dist-packages/jieba"},
   };
 }
 
@@ -211,6 +259,7 @@ Sample LongBenchSuite::make_sample(int context_len, int index, uint64_t /*seed*/
   const TaskInfo& task = *at.task;
   const bool e = params.at("longbench_e").get<bool>();
   const longbench::Record r = longbench::read_record(*at.file, at.record, task);
+  require_segmenter(task, params);
 
   // pred.py: prompt_format.format(**json_obj); tokenizer(prompt) with the model's special tokens;
   // middle truncation to max_length; build_chat unless exempt; tokenizer(prompt) again.
@@ -290,9 +339,9 @@ Scores LongBenchSuite::score_prediction(const Sample& s, std::string_view predic
   longbench::MetricOptions opt;
   opt.rouge.recursion_limit = params.at("rouge_recursion_limit").get<int>();
   opt.fuzz = parse_fuzz_backend(params.at("fuzz").get<std::string>());
-  const double v = longbench::sample_score(*task, longbench::utf8_decode_lossy(prediction),
-                                           u32_list(s.reference.at("answers")),
-                                           u32_list(s.reference.at("all_classes")), opt);
+  const double v = longbench::sample_score(
+      *task, longbench::utf8_decode_lossy(prediction), u32_list(s.reference.at("answers")),
+      u32_list(s.reference.at("all_classes")), opt, zh_segmenter(params));
   Scores out = {{"longbench." + name, 100 * v}};
   if (s.meta.contains("bucket"))
     out["longbench." + name + "." + s.meta.at("bucket").get<std::string>()] = 100 * v;

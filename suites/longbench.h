@@ -2,9 +2,9 @@
 // the official JSONL files (longbench_data.h), prompted with each task's template, cut in the
 // middle in the evaluated model's tokenizer as pred.py does, generated for the task's budget, and
 // scored with metrics.py's metric under eval.py's rules (longbench_metrics.h). LongBench-E reads
-// the `<task>_e.jsonl` files and also scores by length bucket. Chinese word segmentation is not
-// jieba's (no dictionary here): runs of Han characters are cut into single characters, so the
-// Chinese tasks' F1 and ROUGE-L are character-level; the version says so.
+// the `<task>_e.jsonl` files and also scores by length bucket. Chinese text is cut as metrics.py
+// cuts it, by jieba 0.42.1 with its dictionary and HMM (jieba_segmenter.h), read from Debian's
+// python3-jieba; segmenter=char selects a character-level approximation by name.
 #pragma once
 #include <optional>
 #include <string>
@@ -21,7 +21,11 @@ namespace accel {
 // longbench_e (read <task>_e.jsonl, LongBench-E's 13 tasks), chat_format (none | llama2: pred.py's
 // "[INST]{prompt}[/INST]", not applied to trec, triviaqa, samsum, lsht, lcc, repobench-p),
 // rouge_recursion_limit (see longbench::RougeOptions; 0 = off), fuzz (difflib | levenshtein: the
-// fuzz.ratio backend of code_sim_score, see fuzz_ratio.h; difflib is the official setup).
+// fuzz.ratio backend of code_sim_score, see fuzz_ratio.h; difflib is the official setup),
+// segmenter (jieba | char: how the jieba-using tasks multifieldqa_zh, dureader and vcsum cut
+// Chinese; jieba, the reference, by default), jieba_dir (jieba's data folder; "" =
+// $ACCELBENCH_JIEBA_DIR, else the python3-jieba package path). With segmenter=jieba those tasks
+// are refused, naming the paths looked at, when jieba's data is missing.
 // The case's context length is pred.py's max_length (model2maxlen.json: 3500 for a 4K model): a
 // prompt longer than that many tokens keeps its first and last max_length/2 tokens.
 // Metrics: "longbench.<task>" (per-sample score x 100; its mean is eval.py's task score before
@@ -29,9 +33,9 @@ namespace accel {
 class LongBenchSuite : public Suite {
  public:
   std::string name() const override { return "longbench"; }
-  // "zhchar": Chinese segmentation is per character on Han runs, not jieba's. 2: the `fuzz`
+  // 3: Chinese text is cut by jieba (1-zhchar cut Han runs per character) and the `fuzz`
   // parameter (code_sim_score's backend) joined the params.
-  std::string version() const override { return "2-zhchar"; }
+  std::string version() const override { return "3"; }
   std::string summary() const override;
   std::vector<ParamSpec> params() const override;
   std::vector<MetricSpec> metrics() const override;

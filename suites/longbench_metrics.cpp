@@ -150,10 +150,11 @@ double qa_f1_score(std::u32string_view prediction, std::u32string_view ground_tr
                    py_split_whitespace(normalize_answer(ground_truth)));
 }
 
-double qa_f1_zh_score(std::u32string_view prediction, std::u32string_view ground_truth) {
-  const auto tokens = [](std::u32string_view s) {
+double qa_f1_zh_score(std::u32string_view prediction, std::u32string_view ground_truth,
+                      const ZhSegmenter& zh) {
+  const auto tokens = [&zh](std::u32string_view s) {
     std::vector<U32> out;
-    for (const U32& t : jieba_cut(s))
+    for (const U32& t : zh.cut(s))
       if (U32 n = normalize_zh_answer(t); !n.empty()) out.push_back(std::move(n));
     return out;
   };
@@ -170,11 +171,11 @@ double rouge_score(std::u32string_view prediction, std::u32string_view ground_tr
 }
 
 double rouge_zh_score(std::u32string_view prediction, std::u32string_view ground_truth,
-                      const RougeOptions& opt) {
-  const auto joined = [](std::u32string_view s) {
+                      const RougeOptions& opt, const ZhSegmenter& zh) {
+  const auto joined = [&zh](std::u32string_view s) {
     U32 out;
     bool first = true;
-    for (const U32& t : jieba_cut(s)) {
+    for (const U32& t : zh.cut(s)) {
       if (!first) out.push_back(U' ');
       out += t;
       first = false;
@@ -234,16 +235,17 @@ double code_sim_score(std::u32string_view prediction, std::u32string_view ground
 }
 
 double metric_score(Metric m, std::u32string_view prediction, std::u32string_view ground_truth,
-                    const std::vector<U32>& all_classes, const MetricOptions& opt) {
+                    const std::vector<U32>& all_classes, const MetricOptions& opt,
+                    const ZhSegmenter& zh) {
   switch (m) {
     case Metric::QaF1:
       return qa_f1_score(prediction, ground_truth);
     case Metric::QaF1Zh:
-      return qa_f1_zh_score(prediction, ground_truth);
+      return qa_f1_zh_score(prediction, ground_truth, zh);
     case Metric::Rouge:
       return rouge_score(prediction, ground_truth, opt.rouge);
     case Metric::RougeZh:
-      return rouge_zh_score(prediction, ground_truth, opt.rouge);
+      return rouge_zh_score(prediction, ground_truth, opt.rouge, zh);
     case Metric::Classification:
       return classification_score(prediction, ground_truth, all_classes);
     case Metric::Retrieval:
@@ -260,11 +262,11 @@ double metric_score(Metric m, std::u32string_view prediction, std::u32string_vie
 
 double sample_score(const TaskInfo& task, std::u32string_view prediction,
                     const std::vector<U32>& answers, const std::vector<U32>& all_classes,
-                    const MetricOptions& opt) {
+                    const MetricOptions& opt, const ZhSegmenter& zh) {
   const U32 pred = task.first_line ? first_line(prediction) : U32(prediction);
   double score = 0.0;
   for (const U32& gt : answers)
-    score = std::max(score, metric_score(task.metric, pred, gt, all_classes, opt));
+    score = std::max(score, metric_score(task.metric, pred, gt, all_classes, opt, zh));
   return score;
 }
 

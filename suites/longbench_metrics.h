@@ -1,13 +1,14 @@
 // Every metric of THUDM/LongBench's LongBench/metrics.py and the per-sample and per-task rules of
 // its eval.py, over code points (Python str semantics, longbench_text.h). Exact ports, bit for
-// bit, except where metrics.py calls jieba (qa_f1_zh_score, rouge_zh_score): those segment with
-// longbench::jieba_cut, which is character-level on runs of Han characters.
+// bit; where metrics.py calls jieba (qa_f1_zh_score, rouge_zh_score) the text is cut by a
+// ZhSegmenter (longbench_segmenter.h): jieba 0.42.1's own cut unless segmenter=char is asked for.
 #pragma once
 #include <optional>
 #include <string_view>
 #include <vector>
 
 #include "suites/fuzz_ratio.h"
+#include "suites/longbench_segmenter.h"
 #include "suites/longbench_tasks.h"
 #include "suites/longbench_unicode.h"
 
@@ -36,17 +37,20 @@ struct MetricOptions {
   FuzzBackend fuzz = FuzzBackend::Difflib;
 };
 
-// f1_score over token lists (multiset overlap); 0 when nothing overlaps.
+// f1_score over token lists (multiset overlap); 0 when nothing overlaps. The _zh metrics cut with
+// `zh`; its default is jieba's cut with the data jieba::locate_data() finds (never the character
+// cut unless asked for).
 double f1_tokens(const std::vector<U32>& prediction, const std::vector<U32>& ground_truth);
 double qa_f1_score(std::u32string_view prediction, std::u32string_view ground_truth);
-double qa_f1_zh_score(std::u32string_view prediction, std::u32string_view ground_truth);
+double qa_f1_zh_score(std::u32string_view prediction, std::u32string_view ground_truth,
+                      const ZhSegmenter& zh = {});
 // Rouge().get_scores([prediction], [ground_truth], avg=True)["rouge-l"]["f"], 0.0 on any
 // exception (an empty hypothesis or reference after splitting on "."); see RougeOptions.
 double rouge_score(std::u32string_view prediction, std::u32string_view ground_truth,
                    const RougeOptions& opt = {}, int base_frames = 9);
 // " ".join(jieba.cut(...)) on both, then rouge_score (one frame deeper).
 double rouge_zh_score(std::u32string_view prediction, std::u32string_view ground_truth,
-                      const RougeOptions& opt = {});
+                      const RougeOptions& opt = {}, const ZhSegmenter& zh = {});
 // Class names of `all_classes` found in the prediction, less those that are substrings of (but
 // not equal to) the gold label, removed from the list while iterating over it as metrics.py does
 // (an element right after a removed one is skipped); 1/len(list) if the gold label is left in it.
@@ -67,15 +71,16 @@ double code_sim_score(std::u32string_view prediction, std::u32string_view ground
 // The gold paragraph id retrieval_score compares against, or nullopt (the reference would crash).
 std::optional<U32> gold_paragraph_id(std::u32string_view ground_truth, bool zh);
 
-// dataset2metric[task](prediction, ground_truth, all_classes=...).
+// dataset2metric[task](prediction, ground_truth, all_classes=...); `zh` cuts for the _zh metrics.
 double metric_score(Metric m, std::u32string_view prediction, std::u32string_view ground_truth,
-                    const std::vector<U32>& all_classes, const MetricOptions& opt = {});
+                    const std::vector<U32>& all_classes, const MetricOptions& opt = {},
+                    const ZhSegmenter& zh = {});
 
 // eval.py's per-sample score: the first-line rule for trec/triviaqa/samsum/lsht, then the max of
 // the metric over the gold answers (0.0 when there are none).
 double sample_score(const TaskInfo& task, std::u32string_view prediction,
                     const std::vector<U32>& answers, const std::vector<U32>& all_classes,
-                    const MetricOptions& opt = {});
+                    const MetricOptions& opt = {}, const ZhSegmenter& zh = {});
 
 // eval.py scorer: round(100 * sum / n, 2) with the sum taken in order. NaN when empty.
 double task_score(const std::vector<double>& sample_scores);

@@ -170,7 +170,7 @@ U32 normalize_zh_answer(std::u32string_view s) {
   return out;
 }
 
-std::vector<U32> jieba_cut(std::u32string_view s) {
+std::vector<U32> char_cut(std::u32string_view s) {
   std::vector<U32> out;
   size_t i = 0;
   while (i < s.size()) {

@@ -1,7 +1,7 @@
 // Text helpers of LongBench's metrics.py, over code points with Python's semantics: str.split,
 // lstrip, `in`, re.findall(r"\d+"), normalize_answer / normalize_zh_answer, eval.py's first-line
-// rule, and an approximation of `jieba.cut` (see jieba_cut below: exact outside runs of Han
-// characters, one token per Han character inside them).
+// rule, and the character-level stand-in for `jieba.cut` that segmenter=char selects (char_cut
+// below; the reference cut is jieba_segmenter.h's).
 #pragma once
 #include <string_view>
 #include <vector>
@@ -30,14 +30,13 @@ U32 normalize_answer(std::u32string_view s);
 // punctuation; "".join(split()) (all whitespace removed).
 U32 normalize_zh_answer(std::u32string_view s);
 
-// jieba 0.42.1 `jieba.cut(s, cut_all=False)` (precise mode, HMM on) with its dictionary and HMM
-// replaced: the block structure is jieba's own (runs of [\u4E00-\u9FD5a-zA-Z0-9+#&._%-] are cut
-// as by __cut_DAG with no dictionary word found, i.e. through finalseg.cut, which keeps
-// [a-zA-Z0-9]+(\.\d+)?%? together and yields the text between such runs whole; whitespace and
-// "\r\n" are tokens of their own; other characters are single tokens), but every run of Han
-// characters [\u4E00-\u9FD5] is cut into single characters where jieba would use its dictionary
-// (DAG + max-probability route) and its HMM (Viterbi). Chinese scores are therefore
-// character-level, not jieba-word-level: an approximation, recorded in the suite's version.
-std::vector<U32> jieba_cut(std::u32string_view s);
+// An approximation of jieba 0.42.1's `jieba.cut(s, cut_all=False)`, used only when the LongBench
+// parameter segmenter=char asks for it: jieba's block structure (runs of
+// [\u4E00-\u9FD5a-zA-Z0-9+#&._%-] cut as by __cut_DAG with no dictionary word found, i.e. through
+// finalseg.cut, which keeps [a-zA-Z0-9]+(\.\d+)?%? together and yields the text between such runs
+// whole; "\r\n" is one token; other characters are single tokens), but every run of Han
+// characters [\u4E00-\u9FD5] is cut into single characters where jieba uses its dictionary and
+// HMM. Scores with it are character-level, not the reference's.
+std::vector<U32> char_cut(std::u32string_view s);
 
 }  // namespace accel::longbench

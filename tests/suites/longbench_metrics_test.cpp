@@ -1,8 +1,9 @@
 // LongBench's metrics and eval.py rules. Hand-worked cases follow metrics.py, pltrdy rouge 1.0.1
 // and eval.py; every expected value was also produced at development time by running those Python
 // definitions (CPython 3.11, numpy 1.24) and pasted here as a constant, bit for bit. The Chinese
-// cases use the suite's per-character segmentation (longbench_text.h), so they check the port
-// around it, not jieba. Then each metric is checked against a plain reimplementation written here
+// cases here use the per-character segmenter (segmenter=char, longbench_text.h), so they check
+// the port around the cut and need no jieba data; jieba_test.cpp checks the metrics with jieba's
+// own cut against Python. Then each metric is checked against a plain reimplementation written here
 // from the definitions on a few hundred generated (prediction, answer) pairs.
 #include "suites/longbench_metrics.h"
 
@@ -20,6 +21,8 @@ namespace {
 U32 u(std::string_view s) {
   return utf8_decode_lossy(s);
 }
+const ZhSegmenter kChars{ZhSegmenter::Kind::Char, ""};
+
 std::vector<U32> us(const std::vector<std::string>& v) {
   std::vector<U32> out;
   for (const auto& s : v) out.push_back(u(s));
@@ -54,7 +57,7 @@ TEST(LongBenchMetrics, HandWorkedCasesEqualTheReferenceBitForBit) {
       {Metric::QaF1, "ΟΔΟΣ", "οδος", {}, 1.0, "final sigma"},
       {Metric::QaF1, "ΟΔΟΣ", "οδοσ", {}, 0.0, "final sigma is not σ"},
       {Metric::QaF1, "İ", "i\u0307", {}, 1.0, "full lowercase mapping"},
-      // qa_f1_zh_score (per-character segmentation here).
+      // qa_f1_zh_score (per-character segmentation here: segmenter=char).
       {Metric::QaF1Zh, "北京", "北京清华大学", {}, 0.5, "P 1, R 2/6"},
       {Metric::QaF1Zh, "北京，清华！", "北京清华", {}, 1.0, "punctuation tokens dropped"},
       {Metric::QaF1Zh, "Hello 世界", "hello世界", {}, 1.0, "lowercase; whitespace token dropped"},
@@ -135,8 +138,9 @@ TEST(LongBenchMetrics, HandWorkedCasesEqualTheReferenceBitForBit) {
   for (const HandCase& c : cases) {
     SCOPED_TRACE(std::string(metric_function_name(c.metric)) + "(" + c.prediction + ", " +
                  c.ground_truth + "): " + c.why);
-    EXPECT_EQ(metric_score(c.metric, u(c.prediction), u(c.ground_truth), us(c.all_classes)),
-              c.want);
+    EXPECT_EQ(
+        metric_score(c.metric, u(c.prediction), u(c.ground_truth), us(c.all_classes), {}, kChars),
+        c.want);
   }
 }
 
@@ -149,7 +153,8 @@ TEST(LongBenchMetrics, RetrievalGoldWithoutParagraphIdIsAnError) {
 TEST(LongBenchMetrics, RougeRecursionLimitAsCPythonAtTheBoundary) {
   // Hypothesis "zzz w0 ... w(n-1)" against "zzz": the backtrack walks left n + 1 steps. CPython
   // 3.11 (eval.py's stack: 9 frames below the first _recon) scores 990 steps and raises at 991;
-  // through rouge_zh_score one frame deeper, 989 and 990.
+  // through rouge_zh_score one frame deeper, 989 and 990 (cut per character here, so that the
+  // word count is plain).
   const auto hyp = [](int words) {
     U32 s = U"zzz";
     for (int i = 0; i + 1 < words; ++i) s += U" w" + u(std::to_string(i));
@@ -157,9 +162,10 @@ TEST(LongBenchMetrics, RougeRecursionLimitAsCPythonAtTheBoundary) {
   };
   EXPECT_EQ(rouge_score(hyp(990), U"zzz"), 0.0020181634510799012);  // CPython's value
   EXPECT_EQ(rouge_score(hyp(991), U"zzz"), 0.0);
-  EXPECT_GT(rouge_score(hyp(991), U"zzz", RougeOptions{0}), 0.0);                 // emulation off
-  EXPECT_EQ(rouge_zh_score(U"北" + U32(988, U'我'), U"北"), 0.6666666622222223);  // 989 steps
-  EXPECT_EQ(rouge_zh_score(U"北" + U32(989, U'我'), U"北"), 0.0);
+  EXPECT_GT(rouge_score(hyp(991), U"zzz", RougeOptions{0}), 0.0);  // emulation off
+  EXPECT_EQ(rouge_zh_score(U"北" + U32(988, U'我'), U"北", {}, kChars),
+            0.6666666622222223);  // 989 steps
+  EXPECT_EQ(rouge_zh_score(U"北" + U32(989, U'我'), U"北", {}, kChars), 0.0);
 }
 
 TEST(LongBenchScoring, SampleScoreAppliesFirstLineAndMaxOverAnswers) {

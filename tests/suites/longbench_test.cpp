@@ -10,6 +10,7 @@
 
 #include "models/tokenizer.h"
 #include "suites/python_text.h"
+#include "tests/support/jieba_data.h"
 
 namespace accel {
 namespace {
@@ -80,8 +81,10 @@ TEST_F(LongBench, MiddleTruncationKeepsTheFirstAndLastHalvesInTokens) {
 
 TEST_F(LongBench, TruncationInsideAUtf8CharacterGivesReplacementCharacters) {
   // Chinese text is 3 bytes per character here; each half is decoded on its own and ill-formed
-  // bytes at the cut become U+FFFD, as a Hugging Face decode does.
-  const Sample s = suite.make_sample(40, 0, 0, ctx, params({{"tasks", "multifieldqa_zh"}}));
+  // bytes at the cut become U+FFFD, as a Hugging Face decode does. (Scoring is not under test:
+  // segmenter=char needs no jieba data.)
+  const Sample s = suite.make_sample(40, 0, 0, ctx,
+                                     params({{"tasks", "multifieldqa_zh"}, {"segmenter", "char"}}));
   const std::string t = text(s);
   EXPECT_EQ(pytext::utf8_invalid_at(t), std::string::npos);
   EXPECT_EQ(t.substr(0, 18), "阅读以下文字");  // 19 bytes of text: 6 characters and 1 byte
@@ -229,7 +232,7 @@ TEST_F(LongBench, ClassificationUsesTheFileLastAllClassesAndFirstLine) {
 
 TEST_F(LongBench, EveryTaskKindScoresThroughTheSuite) {
   const auto one = [&](const std::string& task, std::string_view pred) {
-    const auto p = params({{"tasks", task}});
+    const auto p = params({{"tasks", task}, {"segmenter", "char"}});
     const Sample s = suite.make_sample(4096, 0, 0, ctx, p);
     return suite.score_prediction(s, pred, p).at("longbench." + task);
   };
@@ -237,7 +240,7 @@ TEST_F(LongBench, EveryTaskKindScoresThroughTheSuite) {
   EXPECT_EQ(one("passage_retrieval_zh", "段落2"), 100.0);
   EXPECT_EQ(one("passage_count", "2 or 3"), 50.0);
   EXPECT_EQ(one("lcc", "```\n    return math.pi * r * r\n```"), 100.0);
-  EXPECT_EQ(one("multifieldqa_zh", "北京"), 100 * 0.5);
+  EXPECT_EQ(one("multifieldqa_zh", "北京"), 100 * 0.5);  // char: 北京 vs 北京清华大学, P 1, R 2/6
   EXPECT_EQ(one("gov_report", "Spending rose. The report recommends audits."), 100 * 0.999999995);
 }
 
@@ -258,7 +261,37 @@ TEST_F(LongBench, LongBenchEAddsTheLengthBucketMetric) {
   EXPECT_EQ(longbench::parse_task_list("all", false).size(), 21u);
 }
 
-TEST_F(LongBench, DeclaresEveryMetricItReturnsAndSaysItsApproximation) {
+TEST_F(LongBench, ChineseTasksAreScoredWithJiebaByDefault) {
+  ACCEL_REQUIRE(test::missing_jieba_data());
+  const auto p = params({{"tasks", "multifieldqa_zh"}});
+  EXPECT_EQ(p["segmenter"], "jieba");  // resolved params are part of every case's identity
+  const Sample s = suite.make_sample(4096, 0, 0, ctx, p);
+  // jieba: 北京 / 清华大学, P 1, R 1/2 (metrics.py gives 0.6666666666666666).
+  EXPECT_EQ(suite.score_prediction(s, "北京", p).at("longbench.multifieldqa_zh"),
+            100 * 0.6666666666666666);
+}
+
+TEST_F(LongBench, WithoutJiebaDataChineseTasksAreRefusedNotApproximated) {
+  const nlohmann::json missing = {{"tasks", "multifieldqa_zh"}, {"jieba_dir", "/nonexistent/j"}};
+  const std::string e = error_of(missing, 0);
+  EXPECT_NE(e.find("task 'multifieldqa_zh' is scored with jieba"), std::string::npos) << e;
+  EXPECT_NE(e.find("/nonexistent/j/dict.txt"), std::string::npos) << e;
+  EXPECT_NE(e.find("ACCELBENCH_JIEBA_DIR"), std::string::npos) << e;
+  EXPECT_NE(e.find("segmenter=char"), std::string::npos) << e;
+  // Asked for by name, the character cut scores without jieba; tasks that never call jieba
+  // (retrieval, English) do not need it.
+  nlohmann::json with_char = missing;
+  with_char["segmenter"] = "char";
+  const auto p = params(with_char);
+  EXPECT_EQ(p["segmenter"], "char");
+  const Sample s = suite.make_sample(4096, 0, 0, ctx, p);
+  EXPECT_EQ(suite.score_prediction(s, "北京", p).at("longbench.multifieldqa_zh"), 100 * 0.5);
+  EXPECT_EQ(error_of({{"tasks", "passage_retrieval_zh"}, {"jieba_dir", "/nonexistent/j"}}, 0),
+            "no error");
+  EXPECT_NE(error_of({{"segmenter", "words"}}, 0).find("segmenter"), std::string::npos);
+}
+
+TEST_F(LongBench, DeclaresEveryMetricItReturnsAndItsSegmenter) {
   std::set<std::string> declared;
   for (const MetricSpec& m : suite.metrics()) {
     EXPECT_TRUE(declared.insert(m.name).second) << m.name;
@@ -267,8 +300,8 @@ TEST_F(LongBench, DeclaresEveryMetricItReturnsAndSaysItsApproximation) {
   EXPECT_EQ(declared.size(), 21u + 13u * 3u);
   EXPECT_TRUE(declared.count("longbench.repobench-p"));
   EXPECT_TRUE(declared.count("longbench.lcc.8k+"));
-  EXPECT_NE(suite.version().find("zhchar"), std::string::npos);
-  EXPECT_NE(suite.summary().find("not jieba"), std::string::npos);
+  EXPECT_EQ(suite.version(), "3");  // 1-zhchar cut Chinese per character; 2-zhchar added fuzz
+  EXPECT_NE(suite.summary().find("jieba 0.42.1"), std::string::npos);
 }
 
 }  // namespace

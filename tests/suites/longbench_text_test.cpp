@@ -54,27 +54,27 @@ TEST(LongBenchText, NormalizeZhAnswerAsMetricsPy) {
   EXPECT_EQ(s8(normalize_zh_answer(U"ＡＢ")), "ａｂ");
 }
 
-TEST(LongBenchText, JiebaCutMatchesJiebaOutsideHanRuns) {
+TEST(LongBenchText, CharCutMatchesJiebaOutsideHanRuns) {
   // jieba 0.42.1 jieba.cut(s) on these strings gives exactly these tokens.
-  EXPECT_EQ(s8(jieba_cut(U"hello world3.5% v1.2.3")),
+  EXPECT_EQ(s8(char_cut(U"hello world3.5% v1.2.3")),
             (SV{"hello", " ", "world3.5%", " ", "v1.2", ".", "3"}));
-  EXPECT_EQ(s8(jieba_cut(U"GPT-4o, A&B_c #1!")),
+  EXPECT_EQ(s8(char_cut(U"GPT-4o, A&B_c #1!")),
             (SV{"GPT", "-", "4o", ",", " ", "A", "&", "B", "_", "c", " ", "#", "1", "!"}));
-  EXPECT_EQ(s8(jieba_cut(U"x\r\ny\tz  w")), (SV{"x", "\r\n", "y", "\t", "z", " ", " ", "w"}));
-  EXPECT_EQ(s8(jieba_cut(U"Ünïcode café 12.5%ok")),
+  EXPECT_EQ(s8(char_cut(U"x\r\ny\tz  w")), (SV{"x", "\r\n", "y", "\t", "z", " ", " ", "w"}));
+  EXPECT_EQ(s8(char_cut(U"Ünïcode café 12.5%ok")),
             (SV{"Ü", "n", "ï", "code", " ", "caf", "é", " ", "12.5%", "ok"}));
-  EXPECT_EQ(s8(jieba_cut(U"3.14.15 a.b")), (SV{"3.14", ".", "15", " ", "a", ".", "b"}));
-  EXPECT_TRUE(jieba_cut(U"").empty());
+  EXPECT_EQ(s8(char_cut(U"3.14.15 a.b")), (SV{"3.14", ".", "15", " ", "a", ".", "b"}));
+  EXPECT_TRUE(char_cut(U"").empty());
 }
 
-TEST(LongBenchText, JiebaCutIsPerCharacterOnHanRuns) {
+TEST(LongBenchText, CharCutIsPerCharacterOnHanRuns) {
   // Where jieba uses its dictionary and HMM ("我/来到/北京/清华大学",
-  // "他/说/：/“/你好/！/”/2023/年"), this cut has one token per Han character: the documented
-  // approximation.
-  EXPECT_EQ(s8(jieba_cut(U"我来到北京")), (SV{"我", "来", "到", "北", "京"}));
-  EXPECT_EQ(s8(jieba_cut(U"他说：“你好！”2023年")),
+  // "他/说/：/“/你好/！/”/2023/年"), this cut has one token per Han character: the approximation
+  // that segmenter=char selects.
+  EXPECT_EQ(s8(char_cut(U"我来到北京")), (SV{"我", "来", "到", "北", "京"}));
+  EXPECT_EQ(s8(char_cut(U"他说：“你好！”2023年")),
             (SV{"他", "说", "：", "“", "你", "好", "！", "”", "2023", "年"}));
-  EXPECT_EQ(s8(jieba_cut(U"段落12")), (SV{"段", "落", "12"}));
+  EXPECT_EQ(s8(char_cut(U"段落12")), (SV{"段", "落", "12"}));
 }
 
 }  // namespace

@@ -21,11 +21,4 @@ int run_python(const std::string& args, std::string* out, std::string* err);
 }  // namespace accel::test
 
 // Fails (CI=true) or skips the current test unless /usr/bin/python3 imports the named modules.
-#define ACCEL_REQUIRE_PYTHON(...)                                                          \
-  do {                                                                                     \
-    const std::string accel_missing_ = ::accel::test::missing_python({__VA_ARGS__});       \
-    if (!accel_missing_.empty()) {                                                         \
-      if (::accel::test::in_ci()) FAIL() << accel_missing_ << " (required under CI=true)"; \
-      GTEST_SKIP() << accel_missing_ << " (scripts/setup.sh installs them)";               \
-    }                                                                                      \
-  } while (0)
+#define ACCEL_REQUIRE_PYTHON(...) ACCEL_REQUIRE(::accel::test::missing_python({__VA_ARGS__}))

@@ -59,3 +59,15 @@ int run_cli(const std::string& args, std::string* output = nullptr);
 int run_command(const std::string& cmd, std::string* output = nullptr);
 
 }  // namespace accel::test
+
+// Fails (under CI=true) or skips the current test when `missing` (an expression giving a
+// std::string that names what is absent) is not empty: the one rule for tests that need something
+// from outside the tree.
+#define ACCEL_REQUIRE(missing)                                              \
+  do {                                                                      \
+    const std::string accel_missing_ = (missing);                           \
+    if (!accel_missing_.empty()) {                                          \
+      if (::accel::test::in_ci()) FAIL() << accel_missing_ << " (CI=true)"; \
+      GTEST_SKIP() << accel_missing_ << " (this test fails under CI=true)"; \
+    }                                                                       \
+  } while (0)
