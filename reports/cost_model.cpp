@@ -195,11 +195,12 @@ CostModel cost_model(const results::ResultStore& store, const ReportOptions& opt
   std::map<Setting, std::vector<double>> base_prefill;
   struct Key {
     std::string build, target, target_sha, draft, draft_sha, workload, method, params;
+    std::string keep;                 // its own column, so not in params, but a row of its own
     std::pair<bool, std::string> kv;  // kv_rank()
     int64_t ctx;
     auto tie() const {
-      return std::tie(build, target, target_sha, workload, method, params, draft, draft_sha, kv,
-                      ctx);
+      return std::tie(build, target, target_sha, workload, method, params, keep, draft, draft_sha,
+                      kv, ctx);
     }
     bool operator<(const Key& o) const { return tie() < o.tie(); }
   };
@@ -229,8 +230,9 @@ CostModel cost_model(const results::ResultStore& store, const ReportOptions& opt
     if (!has_scoring_phases(t)) continue;
     groups[{builds.key(t), model_label(t.target), t.target.sha256, model_label(*t.draft),
             t.draft->sha256, t.workload, t.method,
-            configuration_label(t, varying, {"keep", "draft"}), kv_rank(kv_dtype_of(t)),
-            t.context_len}]
+            configuration_label(t, varying, {"keep", "draft"}),
+            t.params.is_object() && t.params.contains("keep") ? t.params["keep"].dump() : "",
+            kv_rank(kv_dtype_of(t)), t.context_len}]
         .push_back(&t);
   }
 

@@ -18,12 +18,14 @@ std::vector<double> sorted(std::span<const double> x) {
   return v;
 }
 
+// A store holds one trial per (case key, trial index); run ids are left out so that the same data
+// in another store (a merge, a rerun's copy) prints the same intervals.
 std::string side_key(const std::vector<const results::TrialRecord*>& ts) {
-  std::vector<std::tuple<std::string, std::string, int64_t>> ids;
-  for (const auto* t : ts) ids.emplace_back(t->run_id, t->case_key, t->trial_index);
+  std::vector<std::pair<std::string, int64_t>> ids;
+  for (const auto* t : ts) ids.emplace_back(t->case_key, t->trial_index);
   std::sort(ids.begin(), ids.end());
   std::string k;
-  for (const auto& [run, c, i] : ids) k += run + "/" + c + "/" + std::to_string(i) + ";";
+  for (const auto& [c, i] : ids) k += c + "/" + std::to_string(i) + ";";
   return k;
 }
 }  // namespace

@@ -51,8 +51,8 @@ Cell ratio_cell(const Ratio& r, int decimals = 2);
 // The baseline's own row: "1.00×" (data {ratio: 1}), or "—" when it has no trial.
 Cell self_ratio_cell(bool has_trials);
 
-// A cell key that names the trials on both sides (metric, then each side's sorted run id, case
-// key and trial index), so the same trials get the same interval in every table.
+// A cell key that names the trials on both sides (metric, then each side's sorted case keys and
+// trial indexes), so the same trials get the same interval in every table.
 std::string trials_key(const std::string& metric,
                        const std::vector<const results::TrialRecord*>& baseline,
                        const std::vector<const results::TrialRecord*>& candidate);

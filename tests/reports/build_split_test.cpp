@@ -59,9 +59,9 @@ TEST(BuildSplit, TwoCommitsGiveTwoRowsWithTheirOwnSpeedups) {
       ttft_markdown(path),
       {"| Build | Method | Params | TTFT 1024 (s) | Speedup 1024 |",
        "| aaaaaaa, Test | baseline |  | 1.00 ± 0.00 | 1.00× |",
-       "| aaaaaaa, Test | specprefill | keep=0.3 | 0.500 ± 0.000 | 2.00× [2.00, 2.00] |",
+       "| aaaaaaa, Test | specprefill |  | 0.500 ± 0.000 | 2.00× [2.00, 2.00] |",
        "| bbbbbbb, Test | baseline |  | 2.00 ± 0.00 | 1.00× |",
-       "| bbbbbbb, Test | specprefill | keep=0.3 | 0.500 ± 0.000 | 4.00× [4.00, 4.00] |",
+       "| bbbbbbb, Test | specprefill |  | 0.500 ± 0.000 | 4.00× [4.00, 4.00] |",
        "Note: Speedup: ratio of medians, baseline / method (TTFT at the same build, target model, "
        "context and workload); %*",
        "Note: Build = the runs' git commit (+dirty: uncommitted changes) and CPU model: this "
@@ -80,8 +80,8 @@ TEST(BuildSplit, TwoCpusGiveTwoRowsWithTheirOwnSpeedups) {
   EXPECT_TRUE(lines_match(
       ttft_markdown(path),
       {"| Build | Method | Params | TTFT 1024 (s) | Speedup 1024 |",
-       "| aaaaaaa, EPYC 7B13 | specprefill | keep=0.3 | 0.500 ± 0.000 | 4.00× [4.00, 4.00] |",
-       "| aaaaaaa, Xeon Gold 6230 | specprefill | keep=0.3 | 0.500 ± 0.000 | 2.00× [2.00, 2.00] |",
+       "| aaaaaaa, EPYC 7B13 | specprefill |  | 0.500 ± 0.000 | 4.00× [4.00, 4.00] |",
+       "| aaaaaaa, Xeon Gold 6230 | specprefill |  | 0.500 ± 0.000 | 2.00× [2.00, 2.00] |",
        "Note: Build = %*"}));
 }
 
@@ -95,7 +95,7 @@ TEST(BuildSplit, OneBuildPrintsNoBuildColumn) {
   }
   const std::string out = ttft_markdown(path);
   EXPECT_EQ(out.find("Build"), std::string::npos) << out;
-  EXPECT_TRUE(lines_match(out, {"| specprefill | keep=0.3 | 0.500 ± 0.000 | 3.00× [%f, %f] |"}))
+  EXPECT_TRUE(lines_match(out, {"| specprefill |  | 0.500 ± 0.000 | 3.00× [%f, %f] |"}))
       << "pooled: median baseline of {1,1,1,2,2,2} is 1.5";
 }
 
@@ -117,7 +117,7 @@ TEST(BuildSplit, DecodePhasesAndCompareSplitToo) {
   }
   // decode speed: (10 / 0.5) / (10 / 2.0) = 4.00 in build b.
   EXPECT_TRUE(lines_match(to_markdown(decode_table(s, {})),
-                          {"| bbbbbbb, Test | target | specprefill | keep=0.3 | f32 | 1024 | %* | "
+                          {"| bbbbbbb, Test | target | specprefill |  | f32 | 1024 | %* | "
                            "4.00× [4.00, 4.00] | %*"}));
   const auto o = results::ResultStore::open_readonly(other);
   CompareOptions co;

@@ -109,7 +109,8 @@ TEST_F(CrossTable, TtftSpeedupIsTheSameInTtftAblationCostmodelAndPaper) {
   const auto s = store();
   ReportOptions ablation;
   ablation.param = "keep";
-  const Cell& ttft = cell(ttft_table(s, {}), "params", "keep=0.3", "speedup@1024");
+  const Table tt = ttft_table(s, {});
+  const Cell& ttft = cell(tt, "params", "keep=0.3", "speedup@1024");
   const Table abl = ablation_table(s, ablation);
   const Cell& abl_cell = cell(abl, "keep", "0.3", "speedup");
   const Table cm = costmodel_table(s, {});

@@ -36,8 +36,16 @@ TEST(Ratio, OrderOfValuesDoesNotMatterOnlyTheKey) {
   const Ratio b = speedup_ratio(shuffled, kMine, Direction::LowerIsBetter, "k", kOpt);
   EXPECT_EQ(a.lo, b.lo);
   EXPECT_EQ(a.hi, b.hi);
-  const Ratio c = speedup_ratio(kBase, kMine, Direction::LowerIsBetter, "another key", kOpt);
-  EXPECT_TRUE(c.lo != a.lo || c.hi != a.hi) << "the key seeds the bootstrap";
+  // Twenty distinct values a side: the resampled medians take many values, so two seeds give
+  // different percentiles.
+  std::vector<double> b20, m20;
+  for (int i = 0; i < 20; ++i) {
+    b20.push_back(1.0 + 0.013 * i * i);
+    m20.push_back(0.5 + 0.007 * i);
+  }
+  const Ratio c = speedup_ratio(b20, m20, Direction::LowerIsBetter, "k", kOpt);
+  const Ratio d = speedup_ratio(b20, m20, Direction::LowerIsBetter, "another key", kOpt);
+  EXPECT_TRUE(c.lo != d.lo || c.hi != d.hi) << "the key seeds the bootstrap";
 }
 
 TEST(Ratio, EmptySideGivesADash) {
@@ -64,13 +72,19 @@ TEST(Ratio, CellTextAndData) {
 
 TEST(Ratio, TrialsKeyIgnoresOrderButNotIdentity) {
   results::TrialRecord a, b, c;
-  a.run_id = b.run_id = c.run_id = "r";
+  a.run_id = "r1";
+  b.run_id = c.run_id = "r2";
   a.case_key = "x";
   b.case_key = "y";
   c.case_key = "z";
   EXPECT_EQ(trials_key("ttft_s", {&a, &b}, {&c}), trials_key("ttft_s", {&b, &a}, {&c}));
   EXPECT_NE(trials_key("ttft_s", {&a, &b}, {&c}), trials_key("ttft_s", {&a}, {&c}));
   EXPECT_NE(trials_key("ttft_s", {&a}, {&c}), trials_key("decode_tok_s", {&a}, {&c}));
+  results::TrialRecord a_copy = a;
+  a_copy.run_id = "another store's run";
+  EXPECT_EQ(trials_key("ttft_s", {&a}, {&c}), trials_key("ttft_s", {&a_copy}, {&c}))
+      << "a store holds one trial per (case key, trial index): the same data in another store "
+         "prints the same intervals";
 }
 
 TEST(Ratio, SampleOfKeepsTrialsWithAValue) {
