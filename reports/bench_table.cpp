@@ -4,6 +4,7 @@
 #include "reports/bench_table.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <stdexcept>
 #include <vector>
@@ -99,13 +100,17 @@ Cell us_cell(const std::vector<double>& t) {
   return Cell(format_number(m), nlohmann::json{{"median_us", m}, {"n", t.size()}});
 }
 
-Cell ratio_cell(const std::vector<double>& num, const std::vector<double>& den, uint64_t seed) {
-  if (num.empty() || den.empty()) return Cell("—", nullptr);
-  const Interval iv = bootstrap_ratio(num, den, Center::Median, 2000, seed);
-  std::string text = format_number(iv.estimate) + "×";
-  if (num.size() > 1 && den.size() > 1)
-    text += " [" + format_number(iv.lo) + ", " + format_number(iv.hi) + "]";
-  return Cell(text, nlohmann::json{{"ratio", iv.estimate}, {"lo", iv.lo}, {"hi", iv.hi}});
+// num's median time / den's: ratio.h's speedup of num over den (the reference usually in den),
+// with its interval only where both sides have more than one repetition.
+Cell time_ratio_cell(const std::vector<double>& num, const std::vector<double>& den,
+                     const std::string& key) {
+  const Ratio r =
+      speedup_ratio(num, den, Direction::LowerIsBetter, key, RatioOptions{2000, 0, 0.95});
+  if (r.empty()) return Cell("—", nullptr);
+  if (num.size() > 1 && den.size() > 1) return ratio_cell(r);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f×", r.ratio);
+  return Cell(buf, nlohmann::json{{"ratio", r.ratio}, {"lo", r.lo}, {"hi", r.hi}});
 }
 
 }  // namespace
@@ -152,15 +157,16 @@ Table bench_table(const nlohmann::json& bench, const BenchTableOptions& opt) {
     std::vector<Cell> row = {Cell(k.first), Cell(std::to_string(k.second), k.second)};
     for (const auto& v : variants) row.push_back(us_cell(by[v]));
     const auto& ref = by[opt.reference];
-    const uint64_t seed = stable_hash(k.first + "/" + std::to_string(k.second));
+    const std::string key = k.first + "/" + std::to_string(k.second);
     for (const auto& v : variants)
-      if (v != opt.reference && v != opt.floor_variant) row.push_back(ratio_cell(by[v], ref, seed));
-    if (has_floor) row.push_back(ratio_cell(ref, by[opt.floor_variant], seed));
+      if (v != opt.reference && v != opt.floor_variant)
+        row.push_back(time_ratio_cell(by[v], ref, key));
+    if (has_floor) row.push_back(time_ratio_cell(ref, by[opt.floor_variant], key));
     const Entry* re = ref_entry.count(k) ? ref_entry[k] : nullptr;
     const double stream_s = re && bw > 0 ? re->kv_bytes / bw : 0;  // 0 without the counter
     if (show_dram)
       row.push_back(stream_s > 0 && !ref.empty()
-                        ? ratio_cell(ref, std::vector<double>{stream_s * 1e6}, seed)
+                        ? time_ratio_cell(ref, std::vector<double>{stream_s * 1e6}, key)
                         : Cell("—", nullptr));
     if (show_pv_floor) {
       const double floor_s = re ? 2 * re->pv_fmas / peak : 0;
@@ -171,10 +177,9 @@ Table bench_table(const nlohmann::json& bench, const BenchTableOptions& opt) {
     }
     t.rows.push_back(std::move(row));
   }
-  t.footnotes.push_back("Ratios: median time of the column's variant / median time of " +
-                        opt.reference +
-                        "; [95% percentile-bootstrap interval over repetitions, "
-                        "2000 resamples] where both sides have more than one repetition.");
+  t.footnotes.push_back("Ratios: ratio of medians, the column's variant / " + opt.reference +
+                        " (kernel time); 95% percentile-bootstrap interval, 2000 resamples of "
+                        "each side's repetitions, where both sides have more than one.");
   if (has_floor)
     t.footnotes.push_back(opt.reference + " / " + opt.floor_variant +
                           ": the reference's time against a plain SIMD read of the same bytes "

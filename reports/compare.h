@@ -1,5 +1,6 @@
-// Regression check between two stores: cases matched by case_key, per metric the ratio of medians
-// (oriented so > 1 means the candidate is worse) with a percentile-bootstrap interval, and a
+// Regression check between two stores: cases matched by case_key (and split by build when a side
+// spans several), per metric ratio.h's ratio of medians (oriented so > 1 means the candidate is
+// worse) with a percentile-bootstrap interval, and a
 // regression flagged only when the interval's lower bound exceeds 1 + max_slowdown. The intervals
 // are simultaneous over all judged cases (Bonferroni): with many cases, per-case 95% intervals
 // would flag some case by chance in almost every comparison. Reads only.
@@ -10,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "reports/build_key.h"
+#include "reports/ratio.h"
 #include "reports/stats.h"
 #include "reports/table.h"
 #include "results/result_store.h"
@@ -43,11 +46,13 @@ const char* verdict_name(Verdict v);
 
 struct CaseComparison {
   std::string case_key, method, params, model, workload, sample_id, metric;
+  Build baseline_build, candidate_build;  // each side's trials come from one build
   int64_t context_len = 0;
   size_t n_baseline = 0, n_candidate = 0;
   double baseline_median = 0, candidate_median = 0;
   // "Slowdown": candidate/baseline for lower-is-better metrics, baseline/candidate for
-  // higher-is-better ones, so > 1 always means worse. Bootstrap of the ratio of medians.
+  // higher-is-better ones, so > 1 always means worse: ratio.h's speedup of the baseline over the
+  // candidate (ratio of medians, percentile bootstrap).
   Interval slowdown;
   double mann_whitney_p = 1;  // for information; the verdict uses the interval
   Verdict verdict = Verdict::Ok;
@@ -58,6 +63,7 @@ struct CompareResult {
   double case_level = 0.95;           // per-case interval level after the family-wise correction
   int resamples = 0;                  // bootstrap resamples per case actually used
   size_t only_baseline = 0, only_candidate = 0;  // unmatched case keys
+  bool split_builds = false;  // a side spans several builds: cases are compared per build pair
   size_t regressed() const;
 };
 
@@ -67,9 +73,13 @@ CompareResult compare_stores(const results::ResultStore& baseline,
                              const results::ResultStore& candidate, const CompareOptions& opt);
 // The same over trials already read: the dashboard judges each case's latest run against its
 // previous one with exactly compare's statistics (one family over all the cases it judges).
+// Without build indexes every trial of a side counts as one build (the dashboard's sides are one
+// run each); with them, a side's trials of one case are split by build and every baseline build is
+// compared with every candidate build.
 CompareResult compare_trials(const std::vector<results::TrialRecord>& baseline,
                              const std::vector<results::TrialRecord>& candidate,
-                             const CompareOptions& opt);
+                             const CompareOptions& opt, const BuildIndex& baseline_builds = {},
+                             const BuildIndex& candidate_builds = {});
 Table compare_table(const CompareResult& r, const CompareOptions& opt);
 
 }  // namespace accel::reports

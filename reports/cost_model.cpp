@@ -132,30 +132,23 @@ Cell num(double x, const char* f) {
   return std::isfinite(x) ? Cell(fmt(x, f), x) : Cell("—", nullptr);
 }
 
-std::string varying_label(const nlohmann::json& params,
-                          const std::map<std::string, std::vector<std::string>>& varying,
-                          const std::string& method) {
-  std::vector<std::string> keys;
-  if (const auto it = varying.find(method); it != varying.end())
-    for (const auto& k : it->second)
-      if (k != "keep") keys.push_back(k);
-  return keys.empty() ? "" : params_label(params, keys);
-}
-
 // The target's own prefill in a trial: the baseline's whole prompt, or the kept tokens of a
 // sparse prefill (attending among themselves), with the prefill and first-token phases' seconds.
 struct TargetPrefill {
+  std::string build;  // BuildIndex::key: fits never pool builds
   std::string target_sha;
   int64_t ctx = 0;
   PrefillObservation obs;
 };
 
-std::optional<TargetPrefill> target_prefill(const TrialRecord& t, bool baseline) {
+std::optional<TargetPrefill> target_prefill(const TrialRecord& t, bool baseline,
+                                            const std::string& build = "") {
   if (!t.phases.count("prefill")) return std::nullopt;
   const int64_t m = baseline ? t.prompt_tokens : t.kept_tokens;
   if (m <= 0) return std::nullopt;
   try {
-    return TargetPrefill{t.target.sha256,
+    return TargetPrefill{build,
+                         t.target.sha256,
                          t.context_len,
                          {prefill_flops_split(t.target.config, m, causal_pairs(m)),
                           phase(t, "prefill") + phase(t, "first_token")}};
@@ -166,10 +159,11 @@ std::optional<TargetPrefill> target_prefill(const TrialRecord& t, bool baseline)
 
 // The linear + quadratic fit of one target's prefills, leaving out those at context `skip` (0:
 // none), for the leave-one-context-out check.
-LinQuadFit fit_target(const std::vector<TargetPrefill>& all, const std::string& sha, int64_t skip) {
+LinQuadFit fit_target(const std::vector<TargetPrefill>& all, const std::string& build,
+                      const std::string& sha, int64_t skip) {
   std::vector<PrefillObservation> obs;
   for (const auto& p : all)
-    if (p.target_sha == sha && p.ctx != skip) obs.push_back(p.obs);
+    if (p.build == build && p.target_sha == sha && p.ctx != skip) obs.push_back(p.obs);
   return fit_linquad(obs);
 }
 
@@ -186,37 +180,44 @@ double linquad_speedup(const LinQuadFit& f, const nlohmann::json& cfg, double ba
 
 }  // namespace
 
-Table costmodel_table(const results::ResultStore& store, const ReportOptions& opt) {
+CostModel cost_model(const results::ResultStore& store, const ReportOptions& opt) {
   results::TrialFilter filter;
   filter.where = opt.where;
   const std::vector<TrialRecord> trials = store.trials(filter);
-  const bool show_kv = has_non_f32_kv(trials);
+  CostModel out;
+  out.show_kv = has_non_f32_kv(trials);
+  out.builds = BuildIndex(store, trials);
+  const BuildIndex& builds = out.builds;
 
-  using Setting = std::tuple<std::string, int64_t, std::string>;  // target sha, context, workload
-  std::map<Setting, std::vector<double>> base_ttft, base_prefill;
+  // Build, target sha, context, workload.
+  using Setting = std::tuple<std::string, std::string, int64_t, std::string>;
+  std::map<Setting, std::vector<const TrialRecord*>> base_trials;
+  std::map<Setting, std::vector<double>> base_prefill;
   struct Key {
-    std::string target, target_sha, draft, draft_sha, workload, method, params;
+    std::string build, target, target_sha, draft, draft_sha, workload, method, params;
+    std::string keep;                 // its own column, so not in params, but a row of its own
     std::pair<bool, std::string> kv;  // kv_rank()
     int64_t ctx;
     auto tie() const {
-      return std::tie(target, target_sha, workload, method, params, draft, draft_sha, kv, ctx);
+      return std::tie(build, target, target_sha, workload, method, params, keep, draft, draft_sha,
+                      kv, ctx);
     }
     bool operator<(const Key& o) const { return tie() < o.tie(); }
   };
-  // A resolved SpecPrefill configuration has a dozen parameters, most at their preset: only
-  // those that vary within the method (keep has its own column) label a row.
-  const auto varying = varying_params_by_method(trials);
+  // Only the parameters that vary within the method label a row; keep and the draft have columns
+  // of their own.
+  const VaryingParams varying = varying_params_by_method(trials);
   std::map<Key, std::vector<const TrialRecord*>> groups;
   std::vector<TargetPrefill> prefills;  // f32-cache trials: the linear + quadratic fit's data
   size_t fallbacks = 0;
   for (const auto& t : trials) {
     const bool base = t.method == opt.baseline_method;
     if (kv_dtype_of(t) == "f32" && !fell_back(t) && (base || has_scoring_phases(t)))
-      if (auto p = target_prefill(t, base)) prefills.push_back(*p);
+      if (auto p = target_prefill(t, base, builds.key(t))) prefills.push_back(*p);
     if (base) {
-      if (kv_dtype_of(t) != "f32") continue;  // ratios are against the f32-cache baseline
-      const Setting s{t.target.sha256, t.context_len, t.workload};
-      if (t.ttft_s) base_ttft[s].push_back(*t.ttft_s);
+      if (kv_dtype_of(t) != "f32" || fell_back(t)) continue;  // ratios: f32-cache baseline
+      const Setting s{builds.key(t), t.target.sha256, t.context_len, t.workload};
+      if (t.ttft_s) base_trials[s].push_back(&t);
       if (t.phases.count("prefill")) base_prefill[s].push_back(phase(t, "prefill"));
       continue;
     }
@@ -227,20 +228,174 @@ Table costmodel_table(const results::ResultStore& store, const ReportOptions& op
       continue;
     }
     if (!has_scoring_phases(t)) continue;
-    nlohmann::json p = t.params;
-    if (p.is_object()) p.erase("keep");
-    groups[{model_label(t.target), t.target.sha256, model_label(*t.draft), t.draft->sha256,
-            t.workload, t.method, varying_label(p, varying, t.method), kv_rank(kv_dtype_of(t)),
-            t.context_len}]
+    groups[{builds.key(t), model_label(t.target), t.target.sha256, model_label(*t.draft),
+            t.draft->sha256, t.workload, t.method,
+            configuration_label(t, varying, {"keep", "draft"}),
+            t.params.is_object() && t.params.contains("keep") ? t.params["keep"].dump() : "",
+            kv_rank(kv_dtype_of(t)), t.context_len}]
         .push_back(&t);
   }
 
+  std::set<std::string> missing;
+  std::map<std::pair<std::string, std::string>, LinQuadFit> fits;  // (build, target sha)
+  std::map<std::pair<std::string, std::string>, std::string> target_names;
+  BackoffMarks marks;
+  const auto ttft = [](const TrialRecord& t) { return t.ttft_s; };
+  for (const auto& [key, ts] : groups) {
+    const TrialRecord& t0 = *ts.front();
+    CostModelRow row;
+    row.build = key.build;
+    row.target = key.target;
+    row.target_sha = key.target_sha;
+    row.draft = key.draft;
+    row.draft_sha = key.draft_sha;
+    row.workload = key.workload;
+    row.method = key.method;
+    row.params = key.params;
+    row.kv = key.kv.second;
+    row.arch = t0.target.arch;
+    row.synthetic = t0.target.config.contains("synthetic_family");
+    row.ctx = key.ctx;
+    row.n = ts.size();
+    target_names[{key.build, key.target_sha}] = key.target;
+    const Setting s{key.build, key.target_sha, key.ctx, key.workload};
+    std::vector<double> cd, other;
+    double kept = 0, prompt = 0;
+    for (const auto* t : ts) {
+      if (t->ttft_s) other.push_back(*t->ttft_s - phase(*t, "prefill") - phase(*t, "first_token"));
+      cd.push_back(phase(*t, "draft_prefill") + phase(*t, "lookahead") + phase(*t, "score"));
+      kept += double(t->kept_tokens);
+      prompt += double(t->prompt_tokens);
+    }
+    row.k = prompt > 0 ? kept / prompt : NAN;
+    row.keep = t0.params.is_object() && t0.params.contains("keep") ? t0.params["keep"]
+                                                                   : nlohmann::json(nullptr);
+    const int lookahead = t0.params.is_object() && t0.params.contains("lookahead") &&
+                                  t0.params["lookahead"].is_number_integer()
+                              ? t0.params["lookahead"].get<int>()
+                              : 1;
+    const auto bp = base_prefill.find(s);
+    const auto bt = base_trials.find(s);
+    const TrialSample mine = sample_of(ts, ttft);
+    const TrialSample theirs =
+        bt == base_trials.end() ? TrialSample{} : sample_of(bt->second, ttft);
+    row.measured = trials_ratio(theirs, mine, Direction::LowerIsBetter, "ttft_s", opt.ratio());
+    row.measured_cell = ratio_cell(row.measured);
+    marks.mark(row.measured_cell, theirs.trials, mine.trials);
+    if (bp == base_prefill.end() || theirs.values.empty())
+      missing.insert((key.build.empty() ? "" : "build " + key.build + ", ") + key.target +
+                     " at context " + std::to_string(key.ctx));
+    else
+      row.r = mean(cd) / mean(bp->second);
+    try {
+      row.r_flops = analytic_ratio(t0.draft->config, t0.target.config, key.ctx, lookahead);
+    } catch (const std::invalid_argument&) {
+      // Stores from before schema v3 carry no configs: the analytic column stays empty.
+    }
+    row.predicted = predicted_speedup(row.r, row.k);
+    row.eps = 1 / row.measured.ratio - row.r - row.k;
+    if (row.kv == "f32" && !other.empty() && !theirs.values.empty()) {
+      const double kept_mean = kept / double(ts.size()), base = median(theirs.values);
+      const auto fk = std::make_pair(key.build, key.target_sha);
+      if (!fits.count(fk)) fits[fk] = fit_target(prefills, key.build, key.target_sha, 0);
+      row.predicted_lq =
+          linquad_speedup(fits[fk], t0.target.config, base, kept_mean, median(other));
+      row.predicted_loco = linquad_speedup(fit_target(prefills, key.build, key.target_sha, key.ctx),
+                                           t0.target.config, base, kept_mean, median(other));
+    }
+    out.rows.push_back(std::move(row));
+  }
+
+  auto& notes = out.footnotes;
+  notes.push_back(
+      "r = mean draft scoring time (draft_prefill + lookahead + score) / mean baseline prefill "
+      "time at the same target and context; k = realised keep ratio (kept / prompt tokens); "
+      "eps = 1/measured - r - k; G = predicted / measured; r (FLOPs) = analytic FLOP ratio of "
+      "draft scoring to target prefill.");
+  notes.push_back(ratio_footnote("Measured", "TTFT", Direction::LowerIsBetter, opt.ratio()));
+  if (out.show_kv && !groups.empty())
+    notes.push_back(
+        "KV: the row's target KV cache type; r and the measured speedup are against the "
+        "baseline with an f32 KV cache at the same target, context and workload.");
+  // eps is fitted per target architecture, build and, when KV types vary, per KV type.
+  std::map<std::tuple<std::string, std::string, std::pair<bool, std::string>>,
+           std::vector<CostPoint>>
+      by_arch;
+  for (const auto& row : out.rows)
+    if (std::isfinite(row.eps))
+      by_arch[{row.build, row.arch, kv_rank(row.kv)}].push_back({row.r, row.k, row.measured.ratio});
+  for (const auto& [arch_kv, pts] : by_arch) {
+    const EpsFit f = fit_eps(pts);
+    const auto& [build, arch_name, kv] = arch_kv;
+    const std::string arch = arch_name + (out.show_kv ? ", KV " + kv.second : std::string()) +
+                             (build.empty() ? "" : ", build " + build);
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "eps fit (least squares, target architecture %s, %d configurations): %.4f, "
+                  "rms residual of 1/S %.4f.",
+                  arch.c_str(), f.n, f.eps, f.rms);
+    notes.push_back(buf);
+  }
+  if (!fits.empty())
+    notes.push_back(
+        "lin+quad: each target's prefill time fitted as a x linear GFLOPs + b x attention "
+        "GFLOPs + c (analytic FLOPs; a sparse prefill of m kept tokens has m (m + 1) / 2 "
+        "attention pairs) by least squares on relative residuals over its f32-cache baseline "
+        "and sparse prefills; predicted speedup = median baseline TTFT / (the method's median "
+        "time outside the target's prefill + fitted sparse prefill): the ratio model's shape "
+        "with the sparse prefill's k x C_t replaced by the fit. G lin+quad is in-sample; LOCO "
+        "refits without the row's context length and predicts it.");
+  for (const auto& [key, f] : fits) {
+    const std::string name =
+        target_names[key] + (key.first.empty() ? "" : " (build " + key.first + ")");
+    char buf[400];
+    if (f.ok)
+      std::snprintf(buf, sizeof buf,
+                    "lin+quad fit for %s (%d prefills): linear %.3g GFLOP/s, attention %.3g "
+                    "GFLOP/s, constant %.3g ms; rms relative residual %.3f.",
+                    name.c_str(), f.n, 1 / f.a, 1 / f.b, f.c * 1e3, f.rms_rel);
+    else
+      std::snprintf(buf, sizeof buf,
+                    "lin+quad fit for %s: %d prefills do not determine its three constants "
+                    "(needs prefills of at least three sizes).",
+                    name.c_str(), f.n);
+    notes.push_back(buf);
+  }
+  for (const auto& m : missing)
+    notes.push_back("No '" + opt.baseline_method + "'" +
+                    (out.show_kv ? " trials with an f32 KV cache" : " trials") + " for " + m +
+                    ": r and the measured speedup are not available.");
+  if (fallbacks)
+    notes.push_back(std::to_string(fallbacks) +
+                    " trial(s) fell back to full prefill (below the method's threshold or "
+                    "after an error) and are not in the table.");
+  std::set<std::string> synthetic;
+  for (const auto& [key, ts] : groups)
+    if (ts.front()->target.config.contains("synthetic_family"))
+      synthetic.insert(ts.front()->target.config["synthetic_family"].get<std::string>());
+  for (const auto& f : synthetic)
+    notes.push_back("Target family '" + f +
+                    "' is a random-weight synthetic model: timings are real; any quality "
+                    "figure is agreement with the baseline only.");
+  if (groups.empty())
+    notes.push_back(
+        "No trials with draft-scoring phases (draft_prefill, score) in this "
+        "selection.");
+  if (!builds.footnote().empty()) notes.push_back(builds.footnote());
+  if (!marks.footnote().empty()) notes.push_back(marks.footnote());
+  return out;
+}
+
+Table costmodel_table(const CostModel& model, const ReportOptions& opt) {
+  (void)opt;
   Table tab;
   tab.title = "Cost model: speedup = 1 / (r + k + eps)";
-  tab.columns = {{"target", "Target", Align::Left},
-                 {"draft", "Draft", Align::Left},
-                 {"method", "Method", Align::Left}};
-  if (show_kv) tab.columns.push_back({"kv_dtype", "KV", Align::Left});
+  if (model.builds.split()) tab.columns.push_back(BuildIndex::column());
+  for (Column c : std::vector<Column>{{"target", "Target", Align::Left},
+                                      {"draft", "Draft", Align::Left},
+                                      {"method", "Method", Align::Left}})
+    tab.columns.push_back(std::move(c));
+  if (model.show_kv) tab.columns.push_back({"kv_dtype", "KV", Align::Left});
   for (Column c : std::vector<Column>{{"context_len", "Context", Align::Right},
                                       {"keep", "keep", Align::Right},
                                       {"k", "k", Align::Right},
@@ -255,141 +410,30 @@ Table costmodel_table(const results::ResultStore& store, const ReportOptions& op
                                       {"G_lq_loco", "G lin+quad (LOCO)", Align::Right},
                                       {"n", "n", Align::Right}})
     tab.columns.push_back(std::move(c));
-  // eps is fitted per target architecture and, when KV types vary, per KV type.
-  std::map<std::pair<std::string, std::pair<bool, std::string>>, std::vector<CostPoint>> by_arch;
-  std::set<std::string> missing;
-  std::set<std::string> synthetic;
-  std::map<std::string, LinQuadFit> fits;  // by target sha256, over every context
-  std::map<std::string, std::string> target_names;
-  for (const auto& [key, ts] : groups) {
-    target_names[key.target_sha] = key.target;
-    const TrialRecord& t0 = *ts.front();
-    if (t0.target.config.contains("synthetic_family"))
-      synthetic.insert(t0.target.config["synthetic_family"].get<std::string>());
-    const Setting s{key.target_sha, key.ctx, key.workload};
-    std::vector<double> ttft, cd, other;
-    double kept = 0, prompt = 0;
-    for (const auto* t : ts) {
-      if (t->ttft_s) ttft.push_back(*t->ttft_s);
-      if (t->ttft_s) other.push_back(*t->ttft_s - phase(*t, "prefill") - phase(*t, "first_token"));
-      cd.push_back(phase(*t, "draft_prefill") + phase(*t, "lookahead") + phase(*t, "score"));
-      kept += double(t->kept_tokens);
-      prompt += double(t->prompt_tokens);
-    }
-    const double k = prompt > 0 ? kept / prompt : NAN;
-    const nlohmann::json keep =
-        t0.params.is_object() && t0.params.contains("keep") ? t0.params["keep"] : nullptr;
-    const int lookahead = t0.params.is_object() && t0.params.contains("lookahead") &&
-                                  t0.params["lookahead"].is_number_integer()
-                              ? t0.params["lookahead"].get<int>()
-                              : 1;
-    double r = NAN, measured = NAN, r_flops = NAN;
-    Cell measured_cell("—", nullptr);
-    auto bp = base_prefill.find(s);
-    auto bt = base_ttft.find(s);
-    if (bp == base_prefill.end() || bt == base_ttft.end()) {
-      missing.insert(key.target + " at context " + std::to_string(key.ctx));
-    } else {
-      r = mean(cd) / mean(bp->second);
-      // f32 rows keep the bootstrap seed they had before KV types were recorded.
-      const std::string kv_seed = key.kv.second == "f32" ? "" : "|kv=" + key.kv.second;
-      measured_cell = speedup_cell(bt->second, ttft, false,
-                                   key.target_sha + key.draft_sha + key.params +
-                                       std::to_string(key.ctx) + keep.dump() + kv_seed,
-                                   opt);
-      if (measured_cell.data.is_object()) measured = measured_cell.data["ratio"].get<double>();
-    }
-    try {
-      r_flops = analytic_ratio(t0.draft->config, t0.target.config, key.ctx, lookahead);
-    } catch (const std::invalid_argument&) {
-      // Stores from before schema v3 carry no configs: the analytic column stays empty.
-    }
-    const double pred = predicted_speedup(r, k);
-    const double eps = 1 / measured - r - k;
-    double pred_lq = NAN, pred_loco = NAN;
-    if (key.kv.second == "f32" && !other.empty() && bt != base_ttft.end()) {
-      const double kept_mean = kept / double(ts.size()), base = mean(bt->second);
-      if (!fits.count(key.target_sha))
-        fits[key.target_sha] = fit_target(prefills, key.target_sha, 0);
-      pred_lq =
-          linquad_speedup(fits[key.target_sha], t0.target.config, base, kept_mean, mean(other));
-      pred_loco = linquad_speedup(fit_target(prefills, key.target_sha, key.ctx), t0.target.config,
-                                  base, kept_mean, mean(other));
-    }
-    if (std::isfinite(eps)) by_arch[{t0.target.arch, key.kv}].push_back({r, k, measured});
-    std::vector<Cell> row = {
-        Cell(key.target), Cell(key.draft),
-        Cell(key.method + (key.params.empty() ? "" : " (" + key.params + ")"))};
-    if (show_kv) row.push_back(Cell(key.kv.second));
+  for (const auto& r : model.rows) {
+    std::vector<Cell> row;
+    if (model.builds.split()) row.push_back(Cell(r.build));
+    for (Cell c : {Cell(r.target), Cell(r.draft),
+                   Cell(r.method + (r.params.empty() ? "" : " (" + r.params + ")"))})
+      row.push_back(std::move(c));
+    if (model.show_kv) row.push_back(Cell(r.kv));
+    const double m = r.measured.ratio;
     for (Cell c :
-         {Cell(std::to_string(key.ctx), key.ctx),
-          keep.is_null() ? Cell("—", nullptr) : Cell(keep.dump(), keep), num(k, "%.3f"),
-          num(r, "%.3f"), num(r_flops, "%.3f"), num(pred, "%.2f×"), measured_cell, num(eps, "%.3f"),
-          num(pred / measured, "%.2f"), num(pred_lq, "%.2f×"), num(pred_lq / measured, "%.3f"),
-          num(pred_loco / measured, "%.3f"), Cell(std::to_string(ts.size()), ts.size())})
+         {Cell(std::to_string(r.ctx), r.ctx),
+          r.keep.is_null() ? Cell("—", nullptr) : Cell(r.keep.dump(), r.keep), num(r.k, "%.3f"),
+          num(r.r, "%.3f"), num(r.r_flops, "%.3f"), num(r.predicted, "%.2f×"), r.measured_cell,
+          num(r.eps, "%.3f"), num(r.G(), "%.2f"), num(r.predicted_lq, "%.2f×"),
+          num(r.predicted_lq / m, "%.3f"), num(r.predicted_loco / m, "%.3f"),
+          Cell(std::to_string(r.n), r.n)})
       row.push_back(std::move(c));
     tab.rows.push_back(std::move(row));
   }
-  tab.footnotes.push_back(
-      "r = mean draft scoring time (draft_prefill + lookahead + score) / mean baseline prefill "
-      "time at the same target and context; k = realised keep ratio (kept / prompt tokens); "
-      "eps = 1/measured - r - k; G = predicted / measured; r (FLOPs) = analytic FLOP ratio of "
-      "draft scoring to target prefill.");
-  if (show_kv && !groups.empty())
-    tab.footnotes.push_back(
-        "KV: the row's target KV cache type; r and the measured speedup are against the "
-        "baseline with an f32 KV cache at the same target, context and workload.");
-  for (const auto& [arch_kv, pts] : by_arch) {
-    const EpsFit f = fit_eps(pts);
-    const std::string arch =
-        arch_kv.first + (show_kv ? ", KV " + arch_kv.second.second : std::string());
-    char buf[240];
-    std::snprintf(buf, sizeof buf,
-                  "eps fit (least squares, target architecture %s, %d configurations): %.4f, "
-                  "rms residual of 1/S %.4f.",
-                  arch.c_str(), f.n, f.eps, f.rms);
-    tab.footnotes.push_back(buf);
-  }
-  if (!fits.empty())
-    tab.footnotes.push_back(
-        "lin+quad: each target's prefill time fitted as a x linear GFLOPs + b x attention "
-        "GFLOPs + c (analytic FLOPs; a sparse prefill of m kept tokens has m (m + 1) / 2 "
-        "attention pairs) by least squares on relative residuals over its f32-cache baseline "
-        "and sparse prefills; predicted speedup = baseline TTFT / (the method's time outside "
-        "the target's prefill + fitted sparse prefill): the ratio model's shape with the "
-        "sparse prefill's k x C_t replaced by the fit. G lin+quad is in-sample; LOCO refits "
-        "without the row's context length and predicts it.");
-  for (const auto& [sha, f] : fits) {
-    char buf[320];
-    if (f.ok)
-      std::snprintf(buf, sizeof buf,
-                    "lin+quad fit for %s (%d prefills): linear %.3g GFLOP/s, attention %.3g "
-                    "GFLOP/s, constant %.3g ms; rms relative residual %.3f.",
-                    target_names[sha].c_str(), f.n, 1 / f.a, 1 / f.b, f.c * 1e3, f.rms_rel);
-    else
-      std::snprintf(buf, sizeof buf,
-                    "lin+quad fit for %s: %d prefills do not determine its three constants "
-                    "(needs prefills of at least three sizes).",
-                    target_names[sha].c_str(), f.n);
-    tab.footnotes.push_back(buf);
-  }
-  for (const auto& m : missing)
-    tab.footnotes.push_back("No '" + opt.baseline_method + "'" +
-                            (show_kv ? " trials with an f32 KV cache" : " trials") + " for " + m +
-                            ": r and the measured speedup are not available.");
-  if (fallbacks)
-    tab.footnotes.push_back(std::to_string(fallbacks) +
-                            " trial(s) fell back to full prefill (below the method's threshold or "
-                            "after an error) and are not in the table.");
-  for (const auto& f : synthetic)
-    tab.footnotes.push_back("Target family '" + f +
-                            "' is a random-weight synthetic model: timings are real; any quality "
-                            "figure is agreement with the baseline only.");
-  if (groups.empty())
-    tab.footnotes.push_back(
-        "No trials with draft-scoring phases (draft_prefill, score) in this "
-        "selection.");
+  tab.footnotes = model.footnotes;
   return tab;
+}
+
+Table costmodel_table(const results::ResultStore& store, const ReportOptions& opt) {
+  return costmodel_table(cost_model(store, opt), opt);
 }
 
 namespace {

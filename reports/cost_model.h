@@ -3,6 +3,7 @@
 // `costmodel` report table, the least-squares eps fit, and draft ranking by predicted speedup.
 // Reads the store only; never runs or opens a model.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <span>
@@ -50,12 +51,37 @@ struct EpsFit {
 };
 EpsFit fit_eps(std::span<const CostPoint> points);  // n = 0 (eps NaN) when points is empty
 
-// `costmodel` table: one row per (target, draft, context, method params) of trials that have
-// draft-scoring phases, against the baseline method at the same (target, context, workload):
-// keep, realised k, r measured (C_d / C_t: mean draft_prefill + lookahead + score over mean
-// baseline prefill), r analytic, predicted 1/(r + k), measured speedup with a bootstrap interval,
-// eps, G = predicted / measured. Footnotes give the eps fit per target architecture. Trials that
-// fell back to full prefill are left out and counted in a footnote.
+// One configuration of the cost model: trials with draft-scoring phases of one (build, target,
+// draft, workload, method, varying params, KV type, context), against the baseline method with an
+// f32 cache at the same (build, target, context, workload). NaN where a figure is not available.
+struct CostModelRow {
+  std::string build;  // BuildIndex label; "" unless the selection spans several builds
+  std::string target, target_sha, draft, draft_sha, workload, method, params, kv;
+  std::string arch;  // the target's architecture (eps is fitted per architecture)
+  bool synthetic = false;
+  int64_t ctx = 0;
+  nlohmann::json keep;  // the method's keep parameter, null when it has none
+  double k = NAN;       // realised keep ratio (kept / prompt tokens)
+  double r = NAN;       // mean draft scoring time / mean baseline prefill time
+  double r_flops = NAN, predicted = NAN, eps = NAN, predicted_lq = NAN, predicted_loco = NAN;
+  Ratio measured;      // the ratio.h TTFT speedup against the baseline
+  Cell measured_cell;  // its cell, back-off mark included
+  size_t n = 0;        // trials
+  double G() const { return predicted / measured.ratio; }
+};
+struct CostModel {
+  std::vector<CostModelRow> rows;
+  bool show_kv = false;
+  BuildIndex builds;
+  std::vector<std::string> footnotes;  // fits, missing baselines, fallbacks, builds, back-offs
+};
+// Trials that fell back to full prefill are left out and counted in a footnote.
+CostModel cost_model(const results::ResultStore& store, const ReportOptions& opt);
+
+// `costmodel` table of cost_model's rows: keep, realised k, r measured (C_d / C_t), r analytic,
+// predicted 1/(r + k), measured speedup with its interval, eps, G = predicted / measured, the
+// linear + quadratic model's prediction. Footnotes give the eps fit per target architecture.
+Table costmodel_table(const CostModel& model, const ReportOptions& opt);
 Table costmodel_table(const results::ResultStore& store, const ReportOptions& opt);
 
 // Draft selection before running: candidates ranked by predicted speedup 1/(r_flops + k + eps).

@@ -1,7 +1,8 @@
 // The published-values loader and the `paper` table (paper_table.h). A published row matches the
 // store's trials of its method whose params contain the row's params, at its context; each match
 // is taken against the row's reference (method and KV type) at the same target, context and
-// workload, with the same bootstrap intervals as the ttft table (speedup_cell).
+// workload (and build, when the store spans several), with the ratio every table uses (ratio.h),
+// so the same trials print the same speedup here and in the ttft, decode and costmodel tables.
 #include "reports/paper_table.h"
 
 #include <algorithm>
@@ -257,9 +258,9 @@ bool class_match(const std::string& cls, const TrialRecord& t) {
 }
 
 struct Group {
-  std::string target, target_sha, draft, params, kv, workload;
+  std::string build, target, target_sha, draft, params, kv, workload;
   int64_t ctx = 0;
-  auto tie() const { return std::tie(target, target_sha, draft, params, kv, workload, ctx); }
+  auto tie() const { return std::tie(build, target, target_sha, draft, params, kv, workload, ctx); }
   bool operator<(const Group& o) const { return tie() < o.tie(); }
 };
 
@@ -274,6 +275,14 @@ std::optional<double> value_of(const PublishedRow& row, const TrialRecord& t) {
     if (it != t.scores.end()) return it->second;
   }
   return std::nullopt;
+}
+
+// The trial metric a published row's ratio is of: the name keys its bootstrap like every table's.
+std::string metric_name(const std::string& metric) {
+  if (metric == "ttft_speedup") return "ttft_s";
+  if (metric == "decode_speedup") return "decode_tok_s";
+  if (metric == "kv_bytes_ratio") return "kv_bytes";
+  return metric;
 }
 
 std::string unit_of(const std::string& metric) {
@@ -362,46 +371,47 @@ Cell ratio_of_ratios(double measured, double published) {
   return Cell(buf, x);
 }
 
-size_t col(const Table& t, const std::string& key) {
-  for (size_t i = 0; i < t.columns.size(); ++i)
-    if (t.columns[i].key == key) return i;
-  return t.columns.size();
-}
-
-// Cost-model rows: the `costmodel` table's own rows for the method, keep and context.
-void costmodel_rows(const PublishedRow& row, const Table& ct, std::vector<std::vector<Cell>>& out) {
-  const size_t c_method = col(ct, "method"), c_keep = col(ct, "keep"),
-               c_ctx = col(ct, "context_len"), c_target = col(ct, "target"),
-               c_draft = col(ct, "draft"), c_r = col(ct, "r"), c_k = col(ct, "k"),
-               c_pred = col(ct, "predicted"), c_meas = col(ct, "measured"), c_eps = col(ct, "eps"),
-               c_g = col(ct, "G");
-  std::vector<const std::vector<Cell>*> hits;
-  for (const auto& r : ct.rows) {
-    const std::string& m = r[c_method].text;
-    if (m != row.method && m.rfind(row.method + " (", 0) != 0) continue;
-    if (row.params.contains("keep") && r[c_keep].data != row.params["keep"]) continue;
+// Cost-model rows: cost_model()'s configurations of the method, keep and context.
+void costmodel_rows(const PublishedRow& row, const CostModel& cm,
+                    std::vector<std::vector<Cell>>& out, std::vector<std::string>& builds) {
+  std::vector<const CostModelRow*> hits;
+  for (const auto& r : cm.rows) {
+    if (r.method != row.method) continue;
+    if (row.params.contains("keep") && r.keep != row.params["keep"]) continue;
+    if (row.context.kind == ContextSelector::Kind::Exact && r.ctx != row.context.tokens) continue;
     hits.push_back(&r);
   }
-  if (row.context.kind == ContextSelector::Kind::Exact)
-    std::erase_if(hits, [&](const auto* r) { return (*r)[c_ctx].data != row.context.tokens; });
   if (hits.empty()) {
     out.push_back(no_measurement(row, "no '" + row.method +
                                           "' trials with draft-scoring phases and a baseline in "
                                           "this store"));
+    builds.push_back("");
     return;
   }
+  const auto f = [](double x, const char* fmt) {
+    if (!std::isfinite(x)) return std::string("—");
+    char buf[64];
+    std::snprintf(buf, sizeof buf, fmt, x);
+    return std::string(buf);
+  };
+  const auto json_num = [](double x) {
+    return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
+  };
   for (const auto* r : hits) {
-    const auto& x = *r;
-    nlohmann::json data = {
-        {"predicted", x[c_pred].data}, {"measured", x[c_meas].data}, {"G", x[c_g].data}};
+    const nlohmann::json data = {{"predicted", json_num(r->predicted)},
+                                 {"measured", r->measured_cell.data},
+                                 {"G", json_num(r->G())}};
     out.push_back(
         {Cell(row.label), Cell(context_text(row.context)),
-         Cell(published_text(row), published_data(row)), Cell(x[c_ctx].text, x[c_ctx].data),
-         Cell(x[c_target].text + " / " + x[c_draft].text + ", " + x[c_method].text),
-         Cell("G " + x[c_g].text, data),
-         Cell("r " + x[c_r].text + ", k " + x[c_k].text + ", pred. " + x[c_pred].text +
-              ", measured " + x[c_meas].text + ", eps " + x[c_eps].text),
+         Cell(published_text(row), published_data(row)), Cell(std::to_string(r->ctx), r->ctx),
+         Cell(r->target + " / " + r->draft + ", " + r->method +
+              (r->params.empty() ? "" : " (" + r->params + ")")),
+         Cell("G " + f(r->G(), "%.2f"), data),
+         Cell("r " + f(r->r, "%.3f") + ", k " + f(r->k, "%.3f") + ", pred. " +
+              f(r->predicted, "%.2f×") + ", measured " + r->measured_cell.text + ", eps " +
+              f(r->eps, "%.3f")),
          Cell("—", nullptr), Cell("no published number: the specs quote the model's form only")});
+    builds.push_back(r->build);
   }
 }
 
@@ -412,50 +422,49 @@ PaperReport paper_table(const results::ResultStore& store, const PublishedSet& s
   results::TrialFilter filter;
   filter.where = opt.where;
   const std::vector<TrialRecord> trials = store.trials(filter);
+  const BuildIndex builds(store, trials);
+  const VaryingParams varying = varying_params_by_method(trials);
 
   PaperReport rep;
   Table& tab = rep.table;
   tab.title = set.title + " [" + set.id + "]";
   tab.columns = paper_columns();
+  std::vector<std::string> row_builds;  // each row's build label, for the Build column
+  const auto emit = [&](std::vector<Cell> cells, const std::string& build) {
+    tab.rows.push_back(std::move(cells));
+    row_builds.push_back(build);
+  };
   std::set<std::string> targets, drafts;
   bool synthetic = false;
-  bool costmodel_built = false;
-  Table ct;
+  std::optional<CostModel> cm;
+  BackoffMarks marks;
 
   for (const PublishedRow& row : set.rows) {
     if (row.metric == "kernel_speedup") {
-      tab.rows.push_back(
-          no_measurement(row,
-                         "kernel timings are not in a results store (Google Benchmark JSON: "
-                         "`accelbench bench-table`)"));
+      emit(no_measurement(row,
+                          "kernel timings are not in a results store (Google Benchmark JSON: "
+                          "`accelbench bench-table`)"),
+           "");
       continue;
     }
     if (row.metric == "costmodel") {
-      if (!costmodel_built) ct = costmodel_table(store, opt), costmodel_built = true;
+      if (!cm) cm = cost_model(store, opt);
       const size_t before = tab.rows.size();
-      costmodel_rows(row, ct, tab.rows);
+      costmodel_rows(row, *cm, tab.rows, row_builds);
       if (tab.rows.size() > before && tab.rows.back()[5].text != "no measurement")
-        for (const auto& t : trials)
-          if (t.method == row.method && t.draft) {
-            targets.insert(model_label(t.target));
-            drafts.insert(model_label(*t.draft));
-            synthetic |= t.target.config.contains("synthetic_family");
+        for (const auto& r : cm->rows)
+          if (r.method == row.method) {
+            targets.insert(r.target);
+            drafts.insert(r.draft);
+            synthetic |= r.synthetic;
           }
       continue;
     }
-    // Label configurations by the params that vary among the method's trials (as the ttft table
-    // does) plus the row's own.
-    std::vector<std::string> label_keys;
-    {
-      std::map<std::string, std::set<std::string>> values;
-      for (const auto& t : trials)
-        if (t.method == row.method && t.params.is_object()) {
-          for (auto it = t.params.begin(); it != t.params.end(); ++it)
-            values[it.key()].insert(it.value().dump());
-        }
-      for (const auto& [k, v] : values)
-        if (v.size() > 1 || row.params.contains(k)) label_keys.push_back(k);
-    }
+    // Label configurations by the params that vary among the method's trials (as every table
+    // does) plus the row's own; the draft has its own place in the configuration text.
+    std::vector<std::string> row_keys;
+    for (auto it = row.params.begin(); it != row.params.end(); ++it)
+      if (it.key() != "kv_dtype") row_keys.push_back(it.key());
     std::map<Group, std::vector<const TrialRecord*>> mine;
     for (const auto& t : trials) {
       if (t.method != row.method || fell_back(t) || !params_match(row.params, t) ||
@@ -465,9 +474,10 @@ PaperReport paper_table(const results::ResultStore& store, const PublishedSet& s
       if (t.method == row.ref_method && kv_dtype_of(t) == row.ref_kv) continue;
       if (row.context.kind == ContextSelector::Kind::Exact && t.context_len != row.context.tokens)
         continue;
-      mine[{model_label(t.target), t.target.sha256, t.draft ? model_label(*t.draft) : "",
-            label_keys.empty() ? "" : params_label(t.params, label_keys), kv_dtype_of(t),
-            t.workload, t.context_len}]
+      mine[{builds.key(t), model_label(t.target), t.target.sha256,
+            t.draft ? model_label(*t.draft) : "",
+            configuration_label(t, varying, {"draft"}, row_keys), kv_dtype_of(t), t.workload,
+            t.context_len}]
           .push_back(&t);
     }
     if (row.context.kind == ContextSelector::Kind::Longest ||
@@ -495,19 +505,20 @@ PaperReport paper_table(const results::ResultStore& store, const PublishedSet& s
       if (!row.prompt_class.empty()) why += " on prompt class " + row.prompt_class;
       if (row.context.kind == ContextSelector::Kind::Exact)
         why += " at context " + std::to_string(row.context.tokens);
-      tab.rows.push_back(no_measurement(row, why + " in this store"));
+      emit(no_measurement(row, why + " in this store"), "");
       continue;
     }
     const double pub = published_ratio(row);
+    const auto value = [&row](const TrialRecord& t) { return value_of(row, t); };
     for (const auto& [g, ts] : mine) {
-      std::vector<double> mv, rv;
-      for (const auto* t : ts)
-        if (const auto v = value_of(row, *t)) mv.push_back(*v);
+      std::vector<const TrialRecord*> ref;
       for (const auto& t : trials)
         if (t.method == row.ref_method && kv_dtype_of(t) == row.ref_kv &&
-            t.target.sha256 == g.target_sha && t.context_len == g.ctx && t.workload == g.workload &&
-            !fell_back(t) && class_match(row.prompt_class, t))
-          if (const auto v = value_of(row, t)) rv.push_back(*v);
+            builds.key(t) == g.build && t.target.sha256 == g.target_sha && t.context_len == g.ctx &&
+            t.workload == g.workload && !fell_back(t) && class_match(row.prompt_class, t))
+          ref.push_back(&t);
+      const TrialSample ms = sample_of(ts, value), rs = sample_of(ref, value);
+      const std::vector<double>&mv = ms.values, &rv = rs.values;
       targets.insert(g.target);
       if (!g.draft.empty()) drafts.insert(g.draft);
       synthetic |= ts.front()->target.config.contains("synthetic_family");
@@ -517,17 +528,16 @@ PaperReport paper_table(const results::ResultStore& store, const PublishedSet& s
       std::vector<Cell> out = {Cell(row.label), Cell(context_text(row.context)),
                                Cell(published_text(row), published_data(row)),
                                Cell(std::to_string(g.ctx), g.ctx), Cell(config)};
+      const std::string build = builds.split() ? builds.of(*ts.front()).label() : "";
       const std::string ref_name =
           "'" + row.ref_method + "'" + (row.ref_kv == "f32" ? "" : " (KV " + row.ref_kv + ")");
-      const std::string cell_key = set.id + "|" + row.label + "|" + g.target_sha + g.draft +
-                                   g.params + g.kv + g.workload + std::to_string(g.ctx);
       if (mv.empty()) {
         out.insert(out.end(),
                    {Cell("no measurement", nullptr), Cell("—", nullptr), Cell("—", nullptr),
                     Cell("matching trials record no " +
                          (row.metric == "score" ? "'" + row.score + "' score"
                                                 : std::string("value for ") + row.metric))});
-        tab.rows.push_back(std::move(out));
+        emit(std::move(out), build);
         continue;
       }
       if (row.metric == "score") {
@@ -539,7 +549,7 @@ PaperReport paper_table(const results::ResultStore& store, const PublishedSet& s
                                         {{"reference_mean", mean(rv)}}));
         out.push_back(row.value ? ratio_of_ratios(m, *row.value) : Cell("—", nullptr));
         out.push_back(Cell(row.claim.empty() ? "" : "published: " + row.claim));
-        tab.rows.push_back(std::move(out));
+        emit(std::move(out), build);
         continue;
       }
       if (rv.empty()) {
@@ -548,29 +558,36 @@ PaperReport paper_table(const results::ResultStore& store, const PublishedSet& s
                     Cell("no " + ref_name +
                          " trials at this target, context and "
                          "workload to take the ratio against")});
-        tab.rows.push_back(std::move(out));
+        emit(std::move(out), build);
         continue;
       }
-      // Every ratio is "how many times better": a throughput is method / reference, a time or a
-      // size reference / method (speedup_cell divides its first argument's mean by its second's).
+      // Every ratio is "how many times better": a throughput grows, a time or a size shrinks.
       const bool rate = row.metric == "decode_speedup";
-      const Cell m = rate ? speedup_cell(mv, rv, false, cell_key, opt)
-                          : speedup_cell(rv, mv, false, cell_key, opt);
+      const Ratio ratio =
+          trials_ratio(rs, ms, rate ? Direction::HigherIsBetter : Direction::LowerIsBetter,
+                       metric_name(row.metric), opt.ratio());
+      Cell m = ratio_cell(ratio);
+      if (row.metric != "kv_bytes_ratio") marks.mark(m, rs.trials, ms.trials);
       const double scale = row.metric == "kv_bytes_ratio" ? 1e-9 : 1.0;
       const std::string unit = unit_of(row.metric);
       out.push_back(m);
-      out.push_back(Cell(format_number(mean(rv) * scale) + " " + unit + " → " +
-                             format_number(mean(mv) * scale) + " " + unit,
-                         {{"reference_mean", mean(rv) * scale},
-                          {"method_mean", mean(mv) * scale},
+      out.push_back(Cell(format_number(median(rv) * scale) + " " + unit + " → " +
+                             format_number(median(mv) * scale) + " " + unit,
+                         {{"reference_median", median(rv) * scale},
+                          {"method_median", median(mv) * scale},
                           {"unit", unit}}));
-      const double measured = m.data.is_object() ? m.data["ratio"].get<double>() : NAN;
-      out.push_back(ratio_of_ratios(measured, pub));
+      out.push_back(ratio_of_ratios(ratio.ratio, pub));
       std::string note = std::isfinite(pub) ? "" : "no published ratio";
       if (!row.claim.empty()) note += (note.empty() ? "" : "; ") + ("published: " + row.claim);
       out.push_back(Cell(note));
-      tab.rows.push_back(std::move(out));
+      emit(std::move(out), build);
     }
+  }
+  if (builds.split()) {
+    tab.columns.insert(tab.columns.begin() + 4, BuildIndex::column());
+    for (size_t i = 0; i < tab.rows.size(); ++i)
+      tab.rows[i].insert(tab.rows[i].begin() + 4,
+                         row_builds[i].empty() ? Cell("—", nullptr) : Cell(row_builds[i]));
   }
 
   std::set<std::string> cpus, hosts;
@@ -597,10 +614,16 @@ PaperReport paper_table(const results::ResultStore& store, const PublishedSet& s
         "The store's targets are random-weight synthetic models: timings are real; scores are "
         "agreement with the baseline only, not task quality.");
   tab.footnotes.push_back(
-      "Store = the store's ratio (mean, " + g3(opt.level * 100) +
-      "% percentile-bootstrap interval) of the row's method against its reference at the same "
-      "target, context and workload; fallback trials excluded. Rows with no matching trials say "
-      "'no measurement'.");
+      std::string(
+          "Store: ratio of medians of the row's method against its reference at the same ") +
+      (builds.split() ? "build, " : "") +
+      "target, context and workload, reference / method for a time or a size, method / "
+      "reference for a throughput (Store detail gives the two medians); " +
+      interval_text(opt.ratio()) + ".");
+  tab.footnotes.push_back(
+      "Fallback trials excluded. Rows with no matching trials say 'no measurement'.");
+  if (!builds.footnote().empty()) tab.footnotes.push_back(builds.footnote());
+  if (!marks.footnote().empty()) tab.footnotes.push_back(marks.footnote());
   return rep;
 }
 

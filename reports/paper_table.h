@@ -1,7 +1,8 @@
 // Published values as data (reports/published/*.json) and the `paper` table that prints each
 // published row beside this store's matching measurement. Owns the published-file schema, its
-// validating loader and the matching rules; it reuses the tables' speedup intervals and the cost
-// model table, and never runs a model or writes a number that is not in a published file or store.
+// validating loader and the matching rules; it reuses the tables' ratios (ratio.h) and the cost
+// model's structured rows (cost_model()), and never runs a model or writes a number that is not in
+// a published file or store.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -16,11 +17,11 @@
 namespace accel::reports {
 
 // How a published row's figure is measured in a store:
-//   ttft_speedup    reference TTFT / method TTFT (mean ratio, bootstrap interval)
+//   ttft_speedup    reference TTFT / method TTFT (ratio.h: ratio of medians, bootstrap interval)
 //   decode_speedup  method decode tok/s / reference decode tok/s
 //   kv_bytes_ratio  reference kv_bytes / method kv_bytes
 //   score           mean of the named suite score (retention against the reference beside it)
-//   costmodel       the `costmodel` table's rows for the method (r, k, predicted, measured, G)
+//   costmodel       cost_model()'s rows for the method (r, k, predicted, measured, G)
 //   kernel_speedup  kernel timings: never in a store (Google Benchmark JSON, `bench-table`)
 const std::vector<std::string>& published_metrics();
 

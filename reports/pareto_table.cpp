@@ -51,6 +51,7 @@ std::optional<double> agreement_reference_value(const std::string& metric) {
 struct Point {
   std::map<std::string, double> metric_by_sample;  // scores repeat on each trial of a case
   std::vector<double> ttft, flops;
+  std::vector<const TrialRecord*> timed;  // trials behind `ttft`, for back-off marks
   size_t fallbacks = 0, trials = 0;
   double quality() const {
     double s = 0;
@@ -85,8 +86,9 @@ Table pareto_table(const results::ResultStore& store, const ReportOptions& opt) 
   const std::string metric = opt.metric.empty() ? default_metric(trials) : opt.metric;
   const auto varying = varying_params_by_method(trials);
   const bool show_kv = has_non_f32_kv(trials);
-  // group (target, workload, context) -> row (method, params, KV) -> point
-  using Group = std::tuple<std::string, std::string, int64_t>;
+  const BuildIndex builds(store, trials);
+  // group (target, workload, context, build) -> row (method, params, KV) -> point
+  using Group = std::tuple<std::string, std::string, int64_t, std::string>;
   using RowKey = std::tuple<std::string, std::string, std::pair<bool, std::string>>;
   std::map<Group, std::map<RowKey, Point>> groups;
   const std::optional<double> reference_value = agreement_reference_value(metric);
@@ -101,13 +103,15 @@ Table pareto_table(const results::ResultStore& store, const ReportOptions& opt) 
     const bool reference = t.method == opt.baseline_method && kv_dtype_of(t) == "f32";
     if (it == t.scores.end() && !(reference && reference_value)) continue;
     // Only the parameters that vary within the method (and the draft) label a configuration.
-    const nlohmann::json p = configuration_params(t, varying);
-    Point& pt = groups[{model_label(t.target), t.workload, t.context_len}][{
-        t.method, p.empty() ? std::string() : params_label(p), kv_rank(kv_dtype_of(t))}];
+    Point& pt = groups[{model_label(t.target), t.workload, t.context_len, builds.key(t)}]
+                      [{t.method, configuration_label(t, varying), kv_rank(kv_dtype_of(t))}];
     ++pt.trials;
     pt.metric_by_sample[t.sample_id] = it != t.scores.end() ? it->second : *reference_value;
     if (fell_back(t)) ++pt.fallbacks;
-    if (t.ttft_s) pt.ttft.push_back(*t.ttft_s);
+    if (t.ttft_s) {
+      pt.ttft.push_back(*t.ttft_s);
+      pt.timed.push_back(&t);
+    }
     if (t.stats.contains("ttft_flops") && t.stats["ttft_flops"].is_number())
       pt.flops.push_back(t.stats["ttft_flops"].get<double>());
   }
@@ -117,11 +121,13 @@ Table pareto_table(const results::ResultStore& store, const ReportOptions& opt) 
   Table tab;
   tab.title = "Quality against TTFT cost (" + metric + (higher_is_better ? ", ↑" : ", ↓") +
               "; front = no other configuration at least as good and as cheap)";
-  tab.columns = {{"target", "Target", Align::Left},
-                 {"workload", "Workload", Align::Left},
-                 {"context_len", "Context", Align::Right},
-                 {"method", "Method", Align::Left},
-                 {"params", "Params", Align::Left}};
+  if (builds.split()) tab.columns.push_back(BuildIndex::column());
+  for (Column c : std::vector<Column>{{"target", "Target", Align::Left},
+                                      {"workload", "Workload", Align::Left},
+                                      {"context_len", "Context", Align::Right},
+                                      {"method", "Method", Align::Left},
+                                      {"params", "Params", Align::Left}})
+    tab.columns.push_back(std::move(c));
   if (show_kv) tab.columns.push_back({"kv_dtype", "KV", Align::Left});
   for (Column c : std::vector<Column>{{"quality", metric + " (mean)", Align::Right},
                                       {"samples", "Samples", Align::Right},
@@ -136,6 +142,7 @@ Table pareto_table(const results::ResultStore& store, const ReportOptions& opt) 
     return std::isnan(x) ? Cell("—", nullptr) : Cell(format_number(x, sig), x);
   };
   bool missing_flops = false;
+  BackoffMarks marks;
   for (const auto& [g, rows] : groups) {
     std::vector<RowKey> keys;
     std::vector<std::pair<double, double>> by_flops, by_time;
@@ -150,15 +157,20 @@ Table pareto_table(const results::ResultStore& store, const ReportOptions& opt) 
     }
     for (size_t i = 0; i < keys.size(); ++i) {
       const Point& pt = rows.at(keys[i]);
-      std::vector<Cell> row = {Cell(std::get<0>(g)), Cell(std::get<1>(g)),
-                               Cell(std::to_string(std::get<2>(g)), std::get<2>(g)),
-                               Cell(std::get<0>(keys[i])), Cell(std::get<1>(keys[i]))};
+      std::vector<Cell> row;
+      if (builds.split()) row.push_back(Cell(std::get<3>(g)));
+      for (Cell c : {Cell(std::get<0>(g)), Cell(std::get<1>(g)),
+                     Cell(std::to_string(std::get<2>(g)), std::get<2>(g)),
+                     Cell(std::get<0>(keys[i])), Cell(std::get<1>(keys[i]))})
+        row.push_back(std::move(c));
       if (show_kv) row.push_back(Cell(std::get<2>(keys[i]).second));
       const double fl = by_flops[i].second;
+      Cell ttft = number(by_time[i].second, 4);
+      marks.mark(ttft, pt.timed);
       for (Cell c :
            {number(pt.quality()),
             Cell(std::to_string(pt.metric_by_sample.size()), int64_t(pt.metric_by_sample.size())),
-            number(by_time[i].second, 4), number(fl / 1e9, 4), number(fl / base_flops),
+            ttft, number(fl / 1e9, 4), number(fl / base_flops),
             Cell(dominated(by_flops, i) ? "" : "●", !dominated(by_flops, i)),
             Cell(dominated(by_time, i) ? "" : "●", !dominated(by_time, i)),
             fallback_cell(pt.fallbacks, pt.trials)})
@@ -181,6 +193,9 @@ Table pareto_table(const results::ResultStore& store, const ReportOptions& opt) 
     tab.footnotes.push_back(
         "— in TTFT GFLOPs: trials recorded before methods reported ttft_flops, or "
         "a method that does not report it.");
+  if (builds.split())
+    tab.footnotes.push_back(builds.footnote() + " Fronts are taken within each build.");
+  if (!marks.footnote().empty()) tab.footnotes.push_back(marks.footnote());
   return tab;
 }
 

@@ -28,11 +28,9 @@ struct Config {
   std::map<int64_t, std::map<std::string, std::map<std::string, double>>> scores;
 };
 
-ConfigKey config_key(const TrialRecord& t, const std::vector<std::string>& keys,
-                     const ReportOptions& opt) {
-  const std::string params = keys.empty() ? "" : params_label(t.params, keys);
-  return {t.method != opt.baseline_method, model_label(t.target), t.method, params,
-          t.kv_dtype.empty() ? "f32" : t.kv_dtype};
+ConfigKey config_key(const TrialRecord& t, const VaryingParams& varying, const ReportOptions& opt) {
+  return {t.method != opt.baseline_method, model_label(t.target), t.method,
+          configuration_label(t, varying), t.kv_dtype.empty() ? "f32" : t.kv_dtype};
 }
 
 std::map<ConfigKey, Config> collect(const results::ResultStore& store, const ReportOptions& opt,
@@ -43,9 +41,7 @@ std::map<ConfigKey, Config> collect(const results::ResultStore& store, const Rep
   const auto varying = varying_params_by_method(trials);
   std::map<ConfigKey, Config> configs;
   for (const auto& t : trials) {
-    const auto keys = varying.find(t.method);
-    Config& c = configs[config_key(
-        t, keys == varying.end() ? std::vector<std::string>{} : keys->second, opt)];
+    Config& c = configs[config_key(t, varying, opt)];
     const SampleKey sk{t.sample_hash.empty() ? t.sample_id : t.sample_hash, t.context_len};
     c.outputs[sk].emplace(t.trial_index, t.output_tokens);
     contexts.insert(t.context_len);

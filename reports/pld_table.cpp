@@ -23,11 +23,11 @@ std::string prompt_class(const TrialRecord& t) {
   return dash == std::string::npos ? t.sample_id : t.sample_id.substr(0, dash);
 }
 
-// (target, class, context, KV): the cell a PLD row is compared within.
-using Group = std::tuple<std::string, std::string, int64_t, std::string>;
+// (build, target, class, context, KV): the cell a PLD row is compared within.
+using Group = std::tuple<std::string, std::string, std::string, int64_t, std::string>;
 
 struct Row {
-  std::vector<double> step_s;  // seconds per decode token (1 / decode_tok_s), per trial
+  std::vector<const TrialRecord*> trials;  // those with a decode speed
   double drafted = 0, accepted = 0, committed = 0, verify_steps = 0;
   double verify_s = 0, drafter_s = 0, decode_s = 0;
   std::vector<double> parity;
@@ -39,7 +39,7 @@ double stat(const nlohmann::json& s, const char* k) {
 
 void add(Row& r, const TrialRecord& t) {
   if (!t.decode_tok_s || *t.decode_tok_s <= 0) return;
-  r.step_s.push_back(1.0 / *t.decode_tok_s);
+  r.trials.push_back(&t);
   r.decode_s += double(t.decode_tokens - 1) / *t.decode_tok_s;
   const auto& s = t.stats;
   r.drafted += stat(s, "drafted_tokens");
@@ -52,9 +52,14 @@ void add(Row& r, const TrialRecord& t) {
     r.parity.push_back(it->second);
 }
 
-Cell ratio_cell(double x, const char* unit = "×") {
+// A derived figure with a unit ("×" for ratios without an interval).
+Cell figure_cell(double x, const char* unit = "×") {
   if (!(x == x)) return Cell("—", nullptr);
   return Cell(format_number(x) + unit, x);
+}
+
+Cell number_cell(double x) {
+  return figure_cell(x, "");
 }
 
 }  // namespace
@@ -65,67 +70,80 @@ Table pld_table(const results::ResultStore& store, const ReportOptions& opt) {
   std::vector<TrialRecord> trials;
   for (auto& t : store.trials(f))
     if (!t.error) trials.push_back(std::move(t));
+  const BuildIndex builds(store, trials);
   const auto varying = varying_params_by_method(trials);
-  const auto v = varying.find("pld");
-  const std::vector<std::string> keys = v == varying.end() ? std::vector<std::string>{} : v->second;
   std::map<Group, Row> base;
   std::map<std::pair<Group, std::string>, Row> pld;
   for (const auto& t : trials) {
-    const Group g{model_label(t.target), prompt_class(t), t.context_len, kv_dtype_of(t)};
+    const Group g{builds.key(t), model_label(t.target), prompt_class(t), t.context_len,
+                  kv_dtype_of(t)};
     if (t.method == opt.baseline_method) add(base[g], t);
-    if (t.method == "pld") add(pld[{g, params_label(t.params, keys)}], t);
+    if (t.method == "pld") add(pld[{g, configuration_label(t, varying)}], t);
   }
   if (pld.empty())
     throw std::invalid_argument("report pld: no successful pld trials in the selection");
 
   Table tb;
   tb.title = "Prompt Lookup Decoding: decode speed against greedy decoding";
-  tb.columns = {{"target", "Target"},         {"class", "Prompt class"},
-                {"context", "Context"},       {"kv", "KV"},
-                {"config", "PLD config"},     {"base_tok_s", "Baseline tok/s"},
-                {"pld_tok_s", "PLD tok/s"},   {"speedup", "Speedup"},
-                {"acceptance", "Accepted"},   {"tokens_per_step", "Tok/step"},
-                {"ceiling", "Ceiling"},       {"of_ceiling", "Of ceiling"},
-                {"drafter_share", "Drafter"}, {"parity", "Parity"}};
+  if (builds.split()) tb.columns.push_back(BuildIndex::column());
+  for (Column c : std::vector<Column>{{"target", "Target"},
+                                      {"class", "Prompt class"},
+                                      {"context", "Context"},
+                                      {"kv", "KV"},
+                                      {"config", "PLD config"},
+                                      {"base_tok_s", "Baseline tok/s"},
+                                      {"pld_tok_s", "PLD tok/s"},
+                                      {"speedup", "Speedup"},
+                                      {"acceptance", "Accepted"},
+                                      {"tokens_per_step", "Tok/step"},
+                                      {"ceiling", "Ceiling"},
+                                      {"of_ceiling", "Of ceiling"},
+                                      {"drafter_share", "Drafter"},
+                                      {"parity", "Parity"}})
+    tb.columns.push_back(std::move(c));
+  const auto tok_s = [](const TrialRecord& t) { return t.decode_tok_s; };
+  BackoffMarks marks;
   for (const auto& [key, r] : pld) {
     const auto& [g, label] = key;
-    const auto& [target, cls, ctx, kv] = g;
+    const auto& [build, target, cls, ctx, kv] = g;
     const auto b = base.find(g);
-    const std::vector<double> none;
-    const auto& bs = b == base.end() ? none : b->second.step_s;
-    const double base_step = mean(bs);
+    const TrialSample bs = b == base.end() ? TrialSample{} : sample_of(b->second.trials, tok_s);
+    const TrialSample ps = sample_of(r.trials, tok_s);
+    const double base_step = 1.0 / median(bs.values);
     const double tps = r.verify_steps > 0 ? r.committed / r.verify_steps : NAN;
     const double verify_step = r.verify_steps > 0 ? r.verify_s / r.verify_steps : NAN;
     const double ceiling = tps * base_step / verify_step;
-    Cell sp = speedup_cell(bs, r.step_s, false,
-                           "pld/" + target + cls + std::to_string(ctx) + kv + label, opt);
-    const double speedup = sp.data.is_object() ? sp.data["ratio"].get<double>() : NAN;
-    std::vector<Cell> row = {
-        Cell(target),
-        Cell(cls),
-        Cell(std::to_string(ctx), ctx),
-        Cell(kv),
-        Cell(label.empty() ? "(as preset)" : label),
-        Cell(format_number(1.0 / base_step), 1.0 / base_step),
-        Cell(format_number(1.0 / mean(r.step_s)), 1.0 / mean(r.step_s)),
-        std::move(sp),
-        ratio_cell(r.drafted > 0 ? r.accepted / r.drafted : NAN, ""),
-        ratio_cell(tps, ""),
-        ratio_cell(ceiling),
-        ratio_cell(speedup / ceiling, ""),
-        ratio_cell(r.decode_s > 0 ? r.drafter_s / r.decode_s : NAN, ""),
-        r.parity.empty() ? Cell("—", nullptr) : ratio_cell(mean(r.parity), "")};
+    const Ratio sp = trials_ratio(bs, ps, Direction::HigherIsBetter, "decode_tok_s", opt.ratio());
+    Cell sp_cell = ratio_cell(sp), base_cell = number_cell(median(bs.values)),
+         pld_cell = number_cell(median(ps.values));
+    marks.mark(sp_cell, bs.trials, ps.trials);
+    marks.mark(base_cell, bs.trials);
+    marks.mark(pld_cell, ps.trials);
+    std::vector<Cell> row;
+    if (builds.split()) row.push_back(Cell(build));
+    for (Cell c : {Cell(target), Cell(cls), Cell(std::to_string(ctx), ctx), Cell(kv),
+                   Cell(label.empty() ? "(as preset)" : label), base_cell, pld_cell, sp_cell,
+                   figure_cell(r.drafted > 0 ? r.accepted / r.drafted : NAN, ""),
+                   figure_cell(tps, ""), figure_cell(ceiling), figure_cell(sp.ratio / ceiling, ""),
+                   figure_cell(r.decode_s > 0 ? r.drafter_s / r.decode_s : NAN, ""),
+                   r.parity.empty() ? Cell("—", nullptr) : figure_cell(mean(r.parity), "")})
+      row.push_back(std::move(c));
     tb.rows.push_back(std::move(row));
   }
   tb.footnotes = {
-      "Speedup = mean baseline seconds per decode token / PLD's, with a percentile-bootstrap "
-      "interval; baseline = the `" +
-          opt.baseline_method + "` method at the same target, prompt class, context and KV type.",
-      "Accepted = accepted / drafted tokens; Tok/step = committed tokens per verify step; "
-      "Ceiling = baseline step time x Tok/step / PLD's mean verify step time (the speedup that "
-      "acceptance allows at this verify cost); Of ceiling = Speedup / Ceiling; Drafter = drafter "
-      "seconds / decode seconds.",
+      ratio_footnote("Speedup",
+                     "decode tok/s; baseline = the `" + opt.baseline_method +
+                         "` method at the same " + (builds.split() ? "build, " : "") +
+                         "target, prompt class, context and KV type",
+                     Direction::HigherIsBetter, opt.ratio()),
+      "Baseline tok/s and PLD tok/s: medians over trials. Accepted = accepted / drafted tokens; "
+      "Tok/step = committed tokens per verify step; Ceiling = baseline step time (1 / median "
+      "tok/s) x Tok/step / PLD's mean verify step time (the speedup that acceptance allows at "
+      "this verify cost); Of ceiling = Speedup / Ceiling; Drafter = drafter seconds / decode "
+      "seconds.",
       "Parity = share of samples whose tokens equal the reference's (parity suite only)."};
+  if (!builds.footnote().empty()) tb.footnotes.push_back(builds.footnote());
+  if (!marks.footnote().empty()) tb.footnotes.push_back(marks.footnote());
   return tb;
 }
 

@@ -76,7 +76,7 @@ std::string speedup_vs_context(const results::ResultStore& store, const PlotOpti
   LineChart c;
   c.title = "Speedup vs context length";
   c.subtitle = "TTFT speedup over '" + opt.report.baseline_method +
-               "' (f32 KV cache), mean ratio; bars: " + level_text(opt.report) +
+               "' (f32 KV cache), ratio of medians; bars: " + level_text(opt.report) +
                " percentile-bootstrap interval";
   c.x_label = "Context length (tokens)";
   c.y_label = "Speedup over baseline (×)";

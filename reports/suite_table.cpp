@@ -252,12 +252,10 @@ Table suite_table(const results::ResultStore& store, const ReportOptions& opt) {
   const auto varying = varying_params_by_method(trials);
   for (const auto& t : trials) {
     if (t.scores.empty() || fell_back(t)) continue;
-    const auto vary = varying.find(t.method);
-    const bool label = vary != varying.end() && !vary->second.empty();
     const GroupKey k{t.workload,
                      t.workload + " v" + t.workload_version,
                      t.method,
-                     label ? params_label(t.params, vary->second) : "",
+                     configuration_label(t, varying),
                      t.kv_dtype.empty() ? "f32" : t.kv_dtype,
                      model_label(t.target),
                      t.context_len};

@@ -46,28 +46,6 @@ std::string json_scalar_text(const nlohmann::json& v) {
 }
 }  // namespace
 
-void add_model_labels(const TrialRecord& t, nlohmann::json& p) {
-  if (t.draft) p["draft"] = model_label(*t.draft);
-  if (!t.inputs.is_object()) return;
-  for (const auto& [role, in] : t.inputs.items()) {
-    if (role == "target" || role == "draft") continue;  // the row's target; model_label above
-    if (!in.is_object() || !in.contains("path") || !in["path"].is_string()) continue;
-    const std::filesystem::path path = in["path"].get<std::string>();
-    const std::string folder = path.parent_path().filename().string();
-    p[role] = (folder.empty() ? "" : folder + "/") + path.stem().string();
-  }
-}
-
-nlohmann::json configuration_params(
-    const TrialRecord& t, const std::map<std::string, std::vector<std::string>>& varying) {
-  nlohmann::json p = nlohmann::json::object();
-  if (const auto v = varying.find(t.method); v != varying.end() && t.params.is_object())
-    for (const auto& k : v->second)
-      if (t.params.contains(k)) p[k] = t.params[k];
-  add_model_labels(t, p);
-  return p;
-}
-
 std::string params_label(const nlohmann::json& params, const std::vector<std::string>& keys) {
   if (!params.is_object()) return params.is_null() ? "" : params.dump();
   std::string o;
@@ -100,22 +78,6 @@ std::string format_mean_std(double m, double s) {
   else
     std::snprintf(buf, sizeof buf, "%.*f ± %.*f", decimals, m, decimals, s);
   return buf;
-}
-
-Cell speedup_cell(const std::vector<double>& base, const std::vector<double>& mine,
-                  bool is_baseline, const std::string& cell_key, const ReportOptions& opt) {
-  if (mine.empty() || base.empty()) return Cell("—", nullptr);
-  if (is_baseline) return Cell("1.00×", {{"ratio", 1.0}});
-  const Interval ci = bootstrap_ratio(base, mine, Center::Mean, opt.resamples,
-                                      opt.seed ^ stable_hash(cell_key), opt.level);
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%.2f× [%.2f, %.2f]", ci.estimate, ci.lo, ci.hi);
-  return Cell(buf, {{"ratio", ci.estimate},
-                    {"lo", ci.lo},
-                    {"hi", ci.hi},
-                    {"level", opt.level},
-                    {"baseline_n", base.size()},
-                    {"n", mine.size()}});
 }
 
 bool fell_back(const TrialRecord& t) {
@@ -183,15 +145,9 @@ struct Selection {
   std::vector<TrialRecord> trials;
   bool multi_model = false, multi_workload = false;
   bool show_kv = false;  // some trial's KV type is not f32: a "KV" column
-  std::map<std::string, std::vector<std::string>> varying;  // method -> params keys that vary
+  VaryingParams varying;
+  BuildIndex builds;  // split(): a "Build" column, rows and baselines per build
 };
-
-// params plus the model labels, so two drafts or two auxiliaries of one method stay apart.
-nlohmann::json identity_params(const TrialRecord& t) {
-  nlohmann::json p = t.params.is_object() ? t.params : nlohmann::json::object();
-  add_model_labels(t, p);
-  return p;
-}
 
 Selection select(const ResultStore& store, const ReportOptions& opt) {
   results::TrialFilter f;
@@ -199,28 +155,12 @@ Selection select(const ResultStore& store, const ReportOptions& opt) {
   Selection s;
   s.trials = store.trials(f);
   std::set<std::string> models, workloads;
-  std::map<std::string, std::map<std::string, std::set<std::string>>> values;  // method, key
-  std::map<std::string, size_t> n_param_sets;
-  std::map<std::string, std::set<std::string>> param_sets;
   for (const auto& t : s.trials) {
     models.insert(t.target.sha256);
     workloads.insert(t.workload);
-    const auto p = identity_params(t);
-    param_sets[t.method].insert(p.dump());
-    for (auto it = p.begin(); it != p.end(); ++it)
-      values[t.method][it.key()].insert(it.value().dump());
   }
-  for (const auto& [method, keys] : values) {
-    std::vector<std::string> vary;
-    for (const auto& [k, vals] : keys) {
-      // A key varies when it takes two values, or is absent from some parameter sets.
-      size_t with_key = 0;
-      for (const auto& ps : param_sets[method])
-        if (nlohmann::json::parse(ps).contains(k)) ++with_key;
-      if (vals.size() > 1 || with_key != param_sets[method].size()) vary.push_back(k);
-    }
-    s.varying[method] = vary;
-  }
+  s.varying = varying_params_by_method(s.trials);
+  s.builds = BuildIndex(store, s.trials);
   s.multi_model = models.size() > 1;
   s.multi_workload = workloads.size() > 1;
   s.show_kv = has_non_f32_kv(s.trials);
@@ -230,18 +170,16 @@ Selection select(const ResultStore& store, const ReportOptions& opt) {
 // Row identity; `order` puts the baseline method first within a model/workload, and f32 comes first
 // among a configuration's KV types.
 struct RowKey {
+  std::string build;  // BuildIndex::key: "" unless the selection spans several builds
   std::string model_sha, model, workload;
   int order = 1;
   std::string method, params;
   std::pair<bool, std::string> kv = kv_rank("f32");
-  auto tie() const { return std::tie(model, model_sha, workload, order, method, params, kv); }
+  auto tie() const {
+    return std::tie(build, model, model_sha, workload, order, method, params, kv);
+  }
   bool operator<(const RowKey& o) const { return tie() < o.tie(); }
   const std::string& kv_dtype() const { return kv.second; }
-  // The bootstrap seed's key: f32 rows keep the key they had before KV types were recorded.
-  std::string str() const {
-    return model_sha + "|" + workload + "|" + method + "|" + params +
-           (kv_dtype() == "f32" ? "" : "|kv=" + kv_dtype());
-  }
   // The row that every speedup is taken against.
   bool is_baseline(const ReportOptions& opt) const {
     return method == opt.baseline_method && kv_dtype() == "f32";
@@ -251,31 +189,27 @@ struct RowKey {
 RowKey row_key(const Selection& s, const TrialRecord& t, const ReportOptions& opt,
                const std::vector<std::string>& exclude = {}) {
   RowKey k;
+  k.build = s.builds.key(t);
   k.model_sha = t.target.sha256;
   k.model = model_label(t.target);
   k.workload = t.workload;
   k.order = t.method == opt.baseline_method ? 0 : 1;
   k.method = t.method;
   k.kv = kv_rank(kv_dtype_of(t));
-  std::vector<std::string> keys;
-  auto it = s.varying.find(t.method);
-  if (it != s.varying.end())
-    for (const auto& key : it->second)
-      if (std::find(exclude.begin(), exclude.end(), key) == exclude.end()) keys.push_back(key);
-  // No varying keys: label nothing (an empty key list would mean "all keys").
-  k.params = keys.empty() ? "" : params_label(identity_params(t), keys);
+  k.params = configuration_label(t, s.varying, exclude);
   return k;
 }
 
-using Setting = std::tuple<std::string, int64_t, std::string>;  // target sha, context, workload
+// Build, target sha, context, workload: where a row finds its baseline.
+using Setting = std::tuple<std::string, std::string, int64_t, std::string>;
 
-// TTFTs of the baseline method with an f32 KV cache, the denominator of every speedup.
-std::map<Setting, std::vector<double>> baseline_ttfts(const Selection& s,
-                                                      const ReportOptions& opt) {
-  std::map<Setting, std::vector<double>> b;
+// Trials of the baseline method with an f32 KV cache that ran it: every speedup's baseline side.
+std::map<Setting, std::vector<const TrialRecord*>> baseline_trials(const Selection& s,
+                                                                   const ReportOptions& opt) {
+  std::map<Setting, std::vector<const TrialRecord*>> b;
   for (const auto& t : s.trials)
     if (t.method == opt.baseline_method && kv_dtype_of(t) == "f32" && t.ttft_s && !fell_back(t))
-      b[{t.target.sha256, t.context_len, t.workload}].push_back(*t.ttft_s);
+      b[{s.builds.key(t), t.target.sha256, t.context_len, t.workload}].push_back(&t);
   return b;
 }
 
@@ -284,6 +218,19 @@ std::vector<double> ttfts(const std::vector<const TrialRecord*>& ts) {
   for (const auto* t : ts)
     if (t->ttft_s) v.push_back(*t->ttft_s);
   return v;
+}
+
+// The TTFT speedup cell of a row against its baseline trials, marked for back-offs.
+Cell ttft_speedup_cell(const std::vector<const TrialRecord*>& base,
+                       const std::vector<const TrialRecord*>& mine, bool is_baseline,
+                       const ReportOptions& opt, BackoffMarks& marks) {
+  const auto ttft = [](const TrialRecord& t) { return t.ttft_s; };
+  const TrialSample b = sample_of(base, ttft), m = sample_of(mine, ttft);
+  Cell c = is_baseline
+               ? self_ratio_cell(!m.values.empty() && !b.values.empty())
+               : ratio_cell(trials_ratio(b, m, Direction::LowerIsBetter, "ttft_s", opt.ratio()));
+  marks.mark(c, b.trials, m.trials);
+  return c;
 }
 
 Cell mean_std_cell(const std::vector<double>& v) {
@@ -295,6 +242,7 @@ Cell mean_std_cell(const std::vector<double>& v) {
 }
 
 void add_row_label_columns(Table& t, const Selection& s) {
+  if (s.builds.split()) t.columns.push_back(BuildIndex::column());
   if (s.multi_model) t.columns.push_back({"model", "Model", Align::Left});
   if (s.multi_workload) t.columns.push_back({"workload", "Workload", Align::Left});
   t.columns.push_back({"method", "Method", Align::Left});
@@ -302,14 +250,21 @@ void add_row_label_columns(Table& t, const Selection& s) {
   if (s.show_kv) t.columns.push_back({"kv_dtype", "KV", Align::Left});
 }
 
-std::vector<Cell> row_label_cells(const RowKey& k, const Selection& s) {
+std::vector<Cell> row_label_cells(const RowKey& k, const Selection& s, const TrialRecord& first) {
   std::vector<Cell> r;
+  if (s.builds.split()) r.push_back(s.builds.cell(first));
   if (s.multi_model) r.push_back(Cell(k.model, {{"name", k.model}, {"sha256", k.model_sha}}));
   if (s.multi_workload) r.push_back(Cell(k.workload));
   r.push_back(Cell(k.method));
   r.push_back(Cell(k.params));
   if (s.show_kv) r.push_back(Cell(k.kv_dtype()));
   return r;
+}
+
+// The first trial of a row's cells (all of a row's trials share its build).
+template <class Cells>
+const TrialRecord& first_trial(const Cells& by_ctx) {
+  return *by_ctx.begin()->second.front();
 }
 
 void baseline_footnotes(Table& t, const Selection& s, const ReportOptions& opt,
@@ -327,26 +282,32 @@ void baseline_footnotes(Table& t, const Selection& s, const ReportOptions& opt,
     t.footnotes.push_back("No '" + opt.baseline_method + "'" + with_f32 + " for: " + m +
                           " (speedup —).");
   }
-  if (any) {
-    char interval[96];
-    std::snprintf(interval, sizeof interval, "[%g%% percentile-bootstrap interval, %d resamples].",
-                  opt.level * 100, opt.resamples);
-    if (s.show_kv)
-      t.footnotes.push_back(
-          "Speedup = mean TTFT of the baseline with an f32 KV cache / mean TTFT at the same "
-          "target model, context and workload, so a row's speedup includes its KV type's "
-          "effect; " +
-          std::string(interval));
-    else
-      t.footnotes.push_back(
-          "Speedup = mean baseline TTFT / mean TTFT at the same target model, context and "
-          "workload; " +
-          std::string(interval));
-  }
+  if (any)
+    t.footnotes.push_back(ratio_footnote(
+        "Speedup",
+        "TTFT" + std::string(s.show_kv ? " of the baseline with an f32 KV cache" : "") +
+            " at the same " + (s.builds.split() ? "build, " : "") +
+            "target model, context and workload" +
+            (s.show_kv ? ", so a row's speedup includes its KV type's effect" : ""),
+        Direction::LowerIsBetter, opt.ratio()));
+  if (s.builds.split()) t.footnotes.push_back(s.builds.footnote());
+}
+
+void add_footnote(Table& t, const std::string& note) {
+  if (!note.empty()) t.footnotes.push_back(note);
 }
 
 std::string missing_label(const Setting& s) {
-  return "context " + std::to_string(std::get<1>(s)) + ", workload " + std::get<2>(s);
+  const std::string& build = std::get<0>(s);
+  return (build.empty() ? "" : "build " + build + ", ") + "context " +
+         std::to_string(std::get<2>(s)) + ", workload " + std::get<3>(s);
+}
+
+const std::vector<const TrialRecord*>& find_or_empty(
+    const std::map<Setting, std::vector<const TrialRecord*>>& m, const Setting& k) {
+  static const std::vector<const TrialRecord*> none;
+  const auto it = m.find(k);
+  return it == m.end() ? none : it->second;
 }
 
 }  // namespace
@@ -369,26 +330,28 @@ Table ttft_table(const ResultStore& store, const ReportOptions& opt) {
     t.columns.push_back({"speedup@" + cs, "Speedup " + cs, Align::Right});
     if (show_fallbacks) t.columns.push_back({"fallback@" + cs, "Fallback " + cs, Align::Right});
   }
-  const auto base = baseline_ttfts(s, opt);
+  const auto base = baseline_trials(s, opt);
   std::set<std::string> missing;
+  BackoffMarks marks;
   for (const auto& [key, by_ctx] : rows) {
-    std::vector<Cell> r = row_label_cells(key, s);
+    std::vector<Cell> r = row_label_cells(key, s, first_trial(by_ctx));
     for (int64_t c : ctxs) {
       auto it = by_ctx.find(c);
       const Split cell = it == by_ctx.end() ? Split{} : split_fallbacks(it->second);
       const std::vector<double> mine = ttfts(cell.ran);
       r.push_back(mean_std_cell(mine));
-      const Setting setting{key.model_sha, c, key.workload};
-      auto b = base.find(setting);
-      if (!mine.empty() && b == base.end()) missing.insert(missing_label(setting));
-      r.push_back(speedup_cell(b == base.end() ? std::vector<double>{} : b->second, mine,
-                               key.is_baseline(opt), key.str() + "@" + std::to_string(c), opt));
+      marks.mark(r.back(), cell.ran);
+      const Setting setting{key.build, key.model_sha, c, key.workload};
+      const auto& b = find_or_empty(base, setting);
+      if (!mine.empty() && b.empty()) missing.insert(missing_label(setting));
+      r.push_back(ttft_speedup_cell(b, cell.ran, key.is_baseline(opt), opt, marks));
       if (show_fallbacks) r.push_back(fallback_cell(cell.fallbacks, cell.total));
     }
     t.rows.push_back(std::move(r));
   }
   baseline_footnotes(t, s, opt, missing);
   if (show_fallbacks) t.footnotes.push_back(fallback_footnote(s.trials, "TTFT and speedup"));
+  add_footnote(t, marks.footnote());
   return t;
 }
 
@@ -412,24 +375,33 @@ Table phases_table(const ResultStore& store, const ReportOptions& opt) {
   for (const auto& p : order) t.columns.push_back({"phase." + p, p, Align::Right});
   t.columns.push_back({"ttft_s", "TTFT", Align::Right});
   t.columns.push_back({"n", "n", Align::Right});
+  BackoffMarks marks;
   for (const auto& [k, trs] : rows) {
-    std::vector<Cell> r = row_label_cells(k.first, s);
+    std::vector<Cell> r = row_label_cells(k.first, s, *trs.front());
     r.push_back(Cell(std::to_string(k.second), k.second));
     for (const auto& p : order) {
+      std::vector<const TrialRecord*> with;
       std::vector<double> v;
       for (const auto* tr : trs)
-        if (auto it = tr->phases.find(p); it != tr->phases.end()) v.push_back(it->second);
+        if (auto it = tr->phases.find(p); it != tr->phases.end()) {
+          v.push_back(it->second);
+          with.push_back(tr);
+        }
       if (v.empty())
         r.push_back(Cell("—", nullptr));
       else
         r.push_back(Cell(format_number(mean(v)), mean(v)));
+      marks.mark(r.back(), with);
     }
     const auto tt = ttfts(trs);
     r.push_back(tt.empty() ? Cell("—", nullptr) : Cell(format_number(mean(tt)), mean(tt)));
+    marks.mark(r.back(), trs);
     r.push_back(Cell(std::to_string(trs.size()), trs.size()));
     t.rows.push_back(std::move(r));
   }
   t.footnotes.push_back("Phases in timing-protocol order; a phase a method does not run is —.");
+  add_footnote(t, s.builds.footnote());
+  add_footnote(t, marks.footnote());
   return t;
 }
 
@@ -479,21 +451,21 @@ Table ablation_table(const ResultStore& store, const ReportOptions& opt) {
   const bool show_fallbacks = any_fallback(s.trials);
   if (show_fallbacks) t.columns.push_back({"fallback", "Fallback", Align::Right});
   t.columns.push_back({"n", "n", Align::Right});
-  const auto base = baseline_ttfts(s, opt);
+  const auto base = baseline_trials(s, opt);
   std::set<std::string> missing;
+  BackoffMarks marks;
   for (const auto& [k, trs] : rows) {
-    std::vector<Cell> r = row_label_cells(k.row, s);
+    std::vector<Cell> r = row_label_cells(k.row, s, *trs.front());
     r.push_back(Cell(json_scalar_text(k.value), k.value));
     r.push_back(Cell(std::to_string(k.ctx), k.ctx));
     const Split cell = split_fallbacks(trs);
     const auto mine = ttfts(cell.ran);
     r.push_back(mean_std_cell(mine));
-    const Setting setting{k.row.model_sha, k.ctx, k.row.workload};
-    auto b = base.find(setting);
-    if (!mine.empty() && b == base.end()) missing.insert(missing_label(setting));
-    r.push_back(speedup_cell(
-        b == base.end() ? std::vector<double>{} : b->second, mine, k.row.is_baseline(opt),
-        k.row.str() + "|" + k.value.dump() + "@" + std::to_string(k.ctx), opt));
+    marks.mark(r.back(), cell.ran);
+    const Setting setting{k.row.build, k.row.model_sha, k.ctx, k.row.workload};
+    const auto& b = find_or_empty(base, setting);
+    if (!mine.empty() && b.empty()) missing.insert(missing_label(setting));
+    r.push_back(ttft_speedup_cell(b, cell.ran, k.row.is_baseline(opt), opt, marks));
     for (const auto& n : score_names) {
       std::vector<double> v;
       for (const auto* tr : cell.ran)
@@ -516,6 +488,7 @@ Table ablation_table(const ResultStore& store, const ReportOptions& opt) {
                             " (random-weight synthetic model) are agreement with the baseline "
                             "only, not quality.");
   }
+  add_footnote(t, marks.footnote());
   return t;
 }
 
@@ -585,21 +558,6 @@ Table trials_table(const ResultStore& store, const ReportOptions& opt) {
     t.rows.push_back(std::move(r));
   }
   return t;
-}
-
-std::map<std::string, std::vector<std::string>> varying_params_by_method(
-    const std::vector<TrialRecord>& trials) {
-  std::map<std::string, std::map<std::string, std::set<std::string>>> values;
-  for (const auto& t : trials)
-    if (t.params.is_object())
-      for (const auto& [k, v] : t.params.items()) values[t.method][k].insert(v.dump());
-  std::map<std::string, std::vector<std::string>> out;
-  for (const auto& [method, by_key] : values) {
-    out[method];  // present, possibly empty: no parameter varies
-    for (const auto& [k, vs] : by_key)
-      if (vs.size() > 1) out[method].push_back(k);
-  }
-  return out;
 }
 
 const std::vector<std::string>& report_names() {

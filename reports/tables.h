@@ -5,6 +5,9 @@
 // the trial's kv_dtype as well, show a "KV" column when the selection (the trials --where picks)
 // holds any type other than f32 (so f32-only stores print as before KV types existed), and take
 // every speedup against the baseline method with an f32 cache.
+// Timing tables (ttft, phases, ablation, decode, costmodel, pld, pareto, paper, compare) take every
+// ratio from ratio.h (ratio of medians, one footnote wording), split rows by build when the
+// selection spans several (build_key.h) and mark cells with pool back-offs (backoff_mark.h).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -12,7 +15,11 @@
 #include <utility>
 #include <vector>
 
+#include "reports/backoff_mark.h"
+#include "reports/build_key.h"
+#include "reports/ratio.h"
 #include "reports/table.h"
+#include "reports/varying_params.h"
 #include "results/result_store.h"
 
 namespace accel::reports {
@@ -25,6 +32,7 @@ struct ReportOptions {
   int resamples = 2000;      // bootstrap resamples per speedup interval
   uint64_t seed = 20240601;  // combined with a hash of each cell's key
   double level = 0.95;
+  RatioOptions ratio() const { return {resamples, seed, level}; }
 };
 
 // A trial fell back when its method says so in its stats ("fallback": reason, e.g.
@@ -43,11 +51,10 @@ inline auto kv_rank(const std::string& kv) {
 }
 
 // Row = method (+ params that vary within the method; + KV type, target model / workload when the
-// selection has more than one) x column pair per context length: "TTFT <ctx> (s)" as mean ± std
-// over trials and samples, and "Speedup <ctx>" = mean TTFT of the baseline method with an f32 KV
-// cache at the same (target model, context length, workload) / mean TTFT of the row, with a
-// percentile-bootstrap interval resampling each side's trials independently. Fallback trials: see
-// fell_back().
+// selection has more than one; + build when it spans several) x column pair per context length:
+// "TTFT <ctx> (s)" as mean ± std over trials and samples, and "Speedup <ctx>" = the ratio.h
+// speedup of the row's TTFTs against the baseline method's with an f32 KV cache at the same
+// (build, target model, context length, workload). Fallback trials: see fell_back().
 Table ttft_table(const results::ResultStore& store, const ReportOptions& opt);
 // Row = method (x KV type) x context length; mean seconds per phase in timing-protocol order
 // (draft_prefill, lookahead, score, select, prefill, first_token, decode, then others by name) and
@@ -71,8 +78,8 @@ Table agreement_table(const results::ResultStore& store, const ReportOptions& op
 // Decode speed and KV memory (decode_table.cpp): per (target, workload, method, params, KV type,
 // context) decode tokens/s (mean ± sample std and median over trials), KV cache bytes per token of
 // context (kv_bytes / (prompt_tokens + decode_tokens - 1): the cache's entries at the end of a
-// trial), the ratio of median tokens/s to the baseline method's with an f32 cache at the same
-// (target, context, workload) with a percentile-bootstrap interval, and the memory ratio (that
+// trial), the ratio.h speedup of tokens/s against the baseline method's with an f32 cache at the
+// same (build, target, context, workload), and the memory ratio (that
 // baseline's bytes per token / the row's). Rows with trials run while the 1-minute load average
 // exceeded the run's thread count are counted in a "Busy" column. Fallback trials: see
 // fell_back().
@@ -114,24 +121,6 @@ Table make_report(const results::ResultStore& store, const std::string& name,
 std::string model_label(const results::ModelRef& m);
 const std::vector<std::string>& protocol_phases();
 std::string params_label(const nlohmann::json& params, const std::vector<std::string>& keys = {});
-// Adds the trial's models other than the target to a configuration's params, as pseudo-parameters
-// that keep configurations apart in every table: "draft" (model_label) and each named input file
-// (KV Prediction's "aux", "predictor") as "<folder>/<file stem>" of its path.
-void add_model_labels(const results::TrialRecord& t, nlohmann::json& p);
-// Per method present in `trials`, the parameter names whose values differ between its trials (an
-// empty list when none do): only those label a configuration, since a resolved PLD or SpecPrefill
-// configuration has a dozen parameters, most at their preset. Used by parity, niah and pld.
-std::map<std::string, std::vector<std::string>> varying_params_by_method(
-    const std::vector<results::TrialRecord>& trials);
-// What labels a trial's configuration in the tables that show only what varies: the params of
-// its method that vary (varying_params_by_method) plus add_model_labels' draft and input files.
-nlohmann::json configuration_params(const results::TrialRecord& t,
-                                    const std::map<std::string, std::vector<std::string>>& varying);
-// "2.00× [1.80, 2.25]": mean(base) / mean(mine) with its percentile-bootstrap interval (seeded by
-// opt.seed and cell_key); JSON data {ratio, lo, hi, level, baseline_n, n}. "1.00×" for the
-// baseline's own row, "—" (null) when either side is empty.
-Cell speedup_cell(const std::vector<double>& base, const std::vector<double>& mine,
-                  bool is_baseline, const std::string& cell_key, const ReportOptions& opt);
 // "Fallback n/N" support shared by the tables: the cell "n/N" (data {fallback, trials}; "—" when
 // total is 0), and the footnote naming the reasons and what is excluded (empty when none fell
 // back).

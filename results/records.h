@@ -83,6 +83,7 @@ struct TrialRecord {
   std::optional<std::string> reference_method;
   std::optional<double> other_cpu_s;
   std::optional<double> loadavg_1m;
+  std::optional<int64_t> backoffs_in_region;
   // Schema v5: the scored generation decoded with the target's tokenizer (null when the model has
   // none or the suite scores teacher-forced logits rather than text) and the sample's reference
   // answer(s) as the suite gave them, so each per-sample score can be rechecked from the store.

@@ -74,7 +74,7 @@ TEST(CliResults, CompareExitCodes) {
   EXPECT_EQ(run_cli("compare --baseline " + a + " --candidate " + slow, &out), 3) << out;
   EXPECT_TRUE(test::lines_match(
       out, {"| pld | ngram=3 | target | 1024 | synthetic | s0 | ttft_s | %f | %f | "
-            "%f [%f, %f] | %f | REGRESSED | %* |"}));
+            "%f× [%f, %f] | %f | REGRESSED | %* |"}));
   // A generous threshold accepts the slowdown.
   EXPECT_EQ(
       run_cli("compare --baseline " + a + " --candidate " + slow + " --max-slowdown 50", &out), 0)

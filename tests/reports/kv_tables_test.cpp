@@ -143,10 +143,10 @@ TEST_F(KvFixture, SpeedupsUseTheF32Baseline) {
   EXPECT_NEAR(j["rows"][3]["speedup@1024"]["ratio"].get<double>(), 1.1 / 0.45, 1e-12);
   EXPECT_EQ(j["rows"][3]["speedup@1024"]["baseline_n"], 3) << "the f32 baseline's trials only";
   EXPECT_TRUE(lines_match(
-      print("ttft"), {"Note: Speedup = mean TTFT of the baseline with an f32 KV cache / mean TTFT "
-                      "at the same target model, context and workload, so a row's speedup "
-                      "includes its KV type's effect; [95% percentile-bootstrap interval, 2000 "
-                      "resamples]."}));
+      print("ttft"), {"Note: Speedup: ratio of medians, baseline / method (TTFT of the baseline "
+                      "with an f32 KV cache at the same target model, context and workload, so a "
+                      "row's speedup includes its KV type's effect); 95% percentile-bootstrap "
+                      "interval, 2000 resamples of each side's trials."}));
   // r and the measured speedup of the cost model come from the f32 baseline too (the f16
   // baseline's prefill of 0.8 s would make r 0.125).
   const auto c = to_json(table("costmodel"));
@@ -198,10 +198,10 @@ TEST_F(KvFixture, KvColumnOnlyWhenSomeTypeIsNotF32) {
       lines_match(print("ttft", f32), {"| Method | Params | TTFT 1024 (s) | Speedup 1024 |",
                                        "| baseline |  | 1.10 ± 0.10 | 1.00× |",
                                        "| specprefill |  | 0.550 ± 0.050 | 2.00× [%f, %f] |",
-                                       "Note: Speedup = mean baseline TTFT / mean TTFT at "
-                                       "the same target model, context and workload; "
-                                       "[95% percentile-bootstrap interval, 2000 "
-                                       "resamples]."}));
+                                       "Note: Speedup: ratio of medians, baseline / method "
+                                       "(TTFT at the same target model, context and "
+                                       "workload); 95% percentile-bootstrap interval, 2000 "
+                                       "resamples of each side's trials."}));
 }
 
 // Stores written before KV types were recorded say "" for f32: same rows, no KV column, and those
@@ -276,12 +276,14 @@ TEST_F(DecodeFixture, HandComputedFigures) {
        "| target | baseline |  | f32 | 1024 | 12.0 ± 2.0 | 12.0 | 1540 | 1.00× | 1.00× | 0/3 | 3 |",
        "| target | baseline |  | int4 | 1024 | 19.0 ± 4.6 | 18.0 | 244 | 1.50× [%f, %f] | 6.31× | "
        "1/3 | 3 |",
-       "| target | specprefill | keep=0.25 | f32 | 1024 | 13.0 ± 2.0 | 13.0 | 403 | "
+       "| target | specprefill |  | f32 | 1024 | 13.0 ± 2.0 | 13.0 | 403 | "
        "1.08× [%f, %f] | 3.82× | 0/3 | 3 |",
        "Note: Decode (tok/s) = (decode_tokens - 1) / decode seconds%*",
        "Note: KV B/token = kv_bytes / (prompt_tokens + decode_tokens - 1)%*",
-       "Note: Speed = median decode tok/s / median decode tok/s of 'baseline' with an f32 KV cache "
-       "at the same target, context and workload%*",
+       "Note: Speed: ratio of medians, method / baseline (decode tok/s of 'baseline' with an f32 "
+       "KV cache at the same target, context and workload); 95% percentile-bootstrap interval, "
+       "2000 resamples of each side's trials.",
+       "Note: Memory: ratio of medians, baseline / method (KV B/token%*",
        "Note: Busy n/N: n of the row's N trials ran while the 1-minute load average was above the "
        "run's thread count%*"}));
   const auto j = to_json(t);
@@ -320,7 +322,7 @@ TEST_F(DecodeFixture, NoBusyColumnWhenNoTrialIsBusyAndMissingBaselineIsNamed) {
   sp.where = "method = 'specprefill'";
   EXPECT_TRUE(lines_match(
       render(table(sp), Format::Markdown),
-      {"| target | specprefill | keep=0.25 | f32 | 1024 | 13.0 ± 2.0 | 13.0 | 403 | — | — | 3 |",
+      {"| target | specprefill |  | f32 | 1024 | 13.0 ± 2.0 | 13.0 | 403 | — | — | 3 |",
        "Note: No 'baseline' trials with an f32 KV cache for target at context 1024, workload "
        "synthetic: speed and memory ratios are not available."}));
 }

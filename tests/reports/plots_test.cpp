@@ -84,9 +84,9 @@ TEST_F(Plots, QualityVsKeepDrawsTheScoreOverKeepPerContext) {
 TEST_F(Plots, CostmodelScattersPredictedAgainstMeasuredWithTheIdentityLine) {
   const std::string svg = plot_svg(store(), "costmodel", {});
   expect_self_contained_svg(svg);
-  // One point per costmodel table row (the table pools a context's keep values into one row).
+  // One point per costmodel table row: one per (keep, context), keep values are never pooled.
   const size_t rows = costmodel_table(store(), {}).rows.size();
-  EXPECT_EQ(rows, 2u);
+  EXPECT_EQ(rows, 4u);
   EXPECT_EQ(count(svg, "<circle class=\"point\""), rows);
   EXPECT_EQ(count(svg, "<polyline"), 0u);  // a scatter
   EXPECT_EQ(count(svg, "class=\"identity\""), 1u);

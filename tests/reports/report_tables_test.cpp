@@ -62,8 +62,9 @@ TEST_F(Fixture, TtftMarkdown) {
        "| baseline |  | 1.10 ± 0.10 | 1.00× | 2.20 ± 0.20 | 1.00× |",
        "| specprefill | keep=0.3 | 0.550 ± 0.050 | 2.00× [%f, %f] | 1.10 ± 0.10 | 2.00× [%f, %f] |",
        "| specprefill | keep=0.5 | 0.750 ± 0.050 | 1.47× [%f, %f] | — | — |",
-       "Note: Speedup = mean baseline TTFT / mean TTFT at the same target model, context and "
-       "workload; [95% percentile-bootstrap interval, 2000 resamples]."}));
+       "Note: Speedup: ratio of medians, baseline / method (TTFT at the same target model, "
+       "context and workload); 95% percentile-bootstrap interval, 2000 resamples of each side's "
+       "trials."}));
   EXPECT_EQ(out, print("ttft", Format::Markdown)) << "seeded: output must be reproducible";
 }
 
