@@ -10,7 +10,7 @@ namespace accel::reports::dashboard_assets {
 inline constexpr const char* kStyle =
     R"(body{font-family:"DejaVu Sans",Arial,sans-serif;margin:0 auto;padding:16px 24px;max-width:1320px;color:#1a1a1a}
 h1{font-size:22px;margin:4px 0 6px}h2{font-size:18px;margin:22px 0 6px}h3{font-size:15px;margin:0 0 6px}
-[hidden]{display:none!important}a{color:#0b57a4}code{font-size:12px}
+[hidden]{display:none!important}figure,section{scroll-margin-top:110px}a{color:#0b57a4}code{font-size:12px}
 header{position:sticky;top:0;background:#fff;border-bottom:1px solid #ddd;padding:6px 0 8px;z-index:2}
 #summary{margin:4px 0;font-size:14px}.filter{display:flex;gap:10px;align-items:center;font-size:13px}
 .filter input{width:30em;padding:4px 6px;font-size:14px;border:1px solid #999;border-radius:3px}

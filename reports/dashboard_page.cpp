@@ -1,6 +1,7 @@
 // dashboard_html (dashboard.h): the page. Every text that comes from a store goes through esc();
 // the script (dashboard_assets.h) takes nothing from the stores. Nothing on the page depends on
 // the time it is generated, so CI can diff regenerated pages.
+#include <cctype>
 #include <cstdio>
 
 #include "reports/chart.h"
@@ -53,8 +54,11 @@ std::string short_label(const CaseHistory& c, const GroupedCase& g) {
   return "ctx=" + std::to_string(c.context_len) + (g.label.empty() ? "" : " · " + g.label);
 }
 
+// The words the filter box matches (lower case, as the script lowers what is typed).
 std::string filter_attr(const GroupedCase& g, const CaseVerdict& v) {
-  return " data-filter=\"" + esc(g.full_text + " " + verdict_text(v)) + "\"";
+  std::string verdict = verdict_text(v);
+  for (char& ch : verdict) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  return " data-filter=\"" + esc(g.full_text + " " + verdict) + "\"";
 }
 
 std::string case_chart(const Dashboard& d, const GroupedCase& g) {
@@ -75,7 +79,7 @@ std::string case_chart(const Dashboard& d, const GroupedCase& g) {
                         false});
   if (v.judged && v.comparison.verdict == Verdict::Regressed) s.points.back().flagged = true;
   ch.series.push_back(std::move(s));
-  ch.plot_width = 220;  // three charts a row on a 1280-pixel screen
+  ch.plot_width = 200;  // three charts a row on a 1280-pixel screen
   ch.plot_height = 140;
   return line_chart_svg(ch, /*inline_svg=*/true);
 }
@@ -160,9 +164,11 @@ std::string group_section(const Dashboard& d, const CaseGroup& g, size_t gi) {
   for (const auto& gc : g.cases) {
     const CaseHistory& c = d.history.cases[gc.index];
     const CaseVerdict& v = d.verdicts[gc.index];
-    o += "<tr class=\"case-row\" data-verdict=\"" + std::string(verdict_class(v)) + "\"" +
-         filter_attr(gc, v) + "><td>" + badge(v) + "</td><td class=\"num\"><a href=\"#case-" +
-         std::to_string(gc.index) + "\">" + std::to_string(c.context_len) + "</a></td><td>" +
+    const bool regressed = verdict_rank(v.judged, v.comparison.verdict) == 0;
+    o += "<tr class=\"case-row" + std::string(regressed ? " regressed-row" : "") +
+         "\" data-verdict=\"" + verdict_class(v) + "\"" + filter_attr(gc, v) + "><td>" + badge(v) +
+         "</td><td class=\"num\"><a href=\"#case-" + std::to_string(gc.index) + "\">" +
+         std::to_string(c.context_len) + "</a></td><td>" +
          (gc.label.empty() ? "—" : esc(gc.label)) + "</td><td class=\"num\">" + previous_median(c) +
          "</td><td class=\"num\">" + format_number(c.values.back().median, 4) +
          "</td><td class=\"num\">" + slowdown_text(v) + "</td><td class=\"num\">" +

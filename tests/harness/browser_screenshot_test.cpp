@@ -3,7 +3,7 @@
 // PNG decodes, is far from one colour, and shows the regression's red), its DOM after the script
 // ran says it ran without error and holds the overview charts, and a filter given in the URL
 // hides the cases it should. Without chromium the test skips naming it, and fails under CI=true
-// (scripts/setup.sh installs it). Screenshots are kept in <build>/test-artifacts/.
+// (scripts/setup.sh installs it). The page and screenshots are kept in <build>/test-artifacts/.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -167,6 +167,8 @@ TEST(BrowserScreenshot, DashboardOfTwoCommitsRendersFiltersAndShowsItsRegression
   const fs::path artifacts = fs::path(test::accelbench_binary()).parent_path() / "test-artifacts";
   fs::create_directories(artifacts);
 
+  fs::copy_file(dir.file("site/index.html"), artifacts / "dashboard.html",
+                fs::copy_options::overwrite_existing);  // the page itself, beside its screenshot
   const std::string png = (artifacts / "dashboard.png").string();
   fs::remove(png);
   std::string console;
