@@ -22,11 +22,32 @@ std::string HistoryRun::label() const {
 
 namespace {
 
-std::string case_label(const TrialRecord& t) {
-  const std::string p = params_label(t.params);
-  return t.method + (p.empty() ? "" : " " + p) + " ctx=" + std::to_string(t.context_len) + " " +
-         t.sample_id + " (" + model_label(t.target) +
-         (t.kv_dtype.empty() || t.kv_dtype == "f32" ? "" : ", KV " + t.kv_dtype) + ")";
+CaseHistory case_identity(const TrialRecord& t) {
+  CaseHistory c;
+  c.case_key = t.case_key;
+  c.method = t.method;
+  c.model = model_label(t.target);
+  c.kv_dtype = kv_dtype_of(t);
+  c.workload = t.workload;
+  c.sample_id = t.sample_id;
+  c.context_len = t.context_len;
+  if (t.params.is_object()) c.config = t.params;
+  add_model_labels(t, c.config);
+  return c;
+}
+
+// Labels every case with only the parameters that vary within its method.
+void label_cases(std::map<std::string, CaseHistory>& cases) {
+  std::vector<ConfigRow> identities;  // one per case: its method and configuration
+  for (const auto& [key, c] : cases) identities.push_back(ConfigRow{c.method, c.config});
+  const VaryingParams varying = varying_params(identities);
+  for (auto& [key, c] : cases) {
+    const std::vector<std::string>& keys = varying.at(c.method);
+    const std::string p = keys.empty() ? "" : params_label(c.config, keys);
+    c.label = c.method + (p.empty() ? "" : " " + p) + " ctx=" + std::to_string(c.context_len) +
+              " " + c.sample_id + " (" + c.model +
+              (c.kv_dtype == "f32" ? "" : ", KV " + c.kv_dtype) + ")";
+  }
 }
 
 }  // namespace
@@ -42,7 +63,7 @@ History load_history(const std::vector<std::pair<std::string, const results::Res
   std::map<RunKey, HistoryRun> runs;
   std::map<std::pair<std::string, size_t>, RunKey> run_of;  // (run_id, store) -> key
   std::map<std::pair<std::string, RunKey>, std::vector<TrialRecord>> by_case_run;
-  std::map<std::string, std::string> labels;
+  std::map<std::string, CaseHistory> cases;  // case key -> its identity, then its values
   for (size_t si = 0; si < stores.size(); ++si) {
     const auto& [name, store] = stores[si];
     for (const auto& r : store->runs()) {
@@ -58,7 +79,7 @@ History load_history(const std::vector<std::pair<std::string, const results::Res
       if (!v || !std::isfinite(*v) || *v <= 0) continue;
       const auto it = run_of.find({t.run_id, si});
       if (it == run_of.end()) continue;  // a trial of a run the store does not list
-      labels.emplace(t.case_key, case_label(t));
+      if (!cases.count(t.case_key)) cases.emplace(t.case_key, case_identity(t));
       by_case_run[{t.case_key, it->second}].push_back(std::move(t));
     }
   }
@@ -74,24 +95,25 @@ History load_history(const std::vector<std::pair<std::string, const results::Res
     index[k] = h.runs.size();
     h.runs.push_back(run);
   }
-  std::map<std::string, CaseHistory> cases;
+  label_cases(cases);
   for (auto& [key, trials] : by_case_run) {
-    CaseHistory& c = cases[key.first];
-    c.case_key = key.first;
-    c.label = labels[key.first];
+    CaseHistory& c = cases.at(key.first);
     HistoryValue v;
     v.run = index.at(key.second);
     std::vector<double> x;
     for (const auto& t : trials) x.push_back(*m.get(t));
     v.n = x.size();
-    const std::vector<double> one{1.0};
-    // A percentile bootstrap of the median (the ratio to a constant 1 is the median itself).
-    const Interval iv = bootstrap_ratio(
-        x, one, Center::Median, opt.resamples,
-        opt.seed ^ stable_hash(key.first + "|" + std::get<2>(key.second)), opt.level);
     v.median = median(x);
-    v.lo = iv.lo;
-    v.hi = iv.hi;
+    v.lo = v.hi = NAN;
+    if (opt.resamples > 0) {
+      const std::vector<double> one{1.0};
+      // A percentile bootstrap of the median (the ratio to a constant 1 is the median itself).
+      const Interval iv = bootstrap_ratio(
+          x, one, Center::Median, opt.resamples,
+          opt.seed ^ stable_hash(key.first + "|" + std::get<2>(key.second)), opt.level);
+      v.lo = iv.lo;
+      v.hi = iv.hi;
+    }
     v.trials = std::move(trials);
     c.values.push_back(std::move(v));
   }

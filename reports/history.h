@@ -26,7 +26,14 @@ struct HistoryValue {
 };
 
 struct CaseHistory {
-  std::string case_key, label;       // label: "baseline ctx=1024 s0 (tiny/target)"
+  // label: "specprefill keep=0.3 ctx=1024 s0 (tiny/target)", naming only the parameters that
+  // differ between the cases of its method in the history (a resolved configuration has a dozen).
+  std::string case_key, label;
+  // The case's identity, for grouping and sorting: its method, target (model_label) and KV type,
+  // and its parameters with the draft and input files as pseudo-parameters (add_model_labels).
+  std::string method, model, kv_dtype, workload, sample_id;
+  int64_t context_len = 0;
+  nlohmann::json config = nlohmann::json::object();
   std::vector<HistoryValue> values;  // in run order, only runs that hold the case
 };
 
@@ -41,7 +48,7 @@ struct HistoryOptions {
   std::string metric = "ttft_s";  // one of compare's metrics()
   std::string where;              // SQL over trials, as report --where
   double level = 0.95;            // per-point interval
-  int resamples = 2000;
+  int resamples = 2000;           // 0: medians only, no interval (lo = hi = NaN)
   uint64_t seed = 20240601;
 };
 

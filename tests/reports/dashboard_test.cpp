@@ -1,6 +1,7 @@
 // The regression dashboard on synthetic stores from two commits: an injected 20% slowdown of one
-// case is flagged (page and verdicts), noise alone never is, runs are ordered by start time, and
-// the page is self-contained and byte-identical when regenerated.
+// case is flagged (page and verdicts) and listed first, noise alone never is, runs are ordered by
+// start time, contexts sort as numbers, text from the store is escaped, and the page is
+// self-contained and byte-identical when regenerated.
 #include "reports/dashboard.h"
 
 #include <gtest/gtest.h>
@@ -74,8 +75,12 @@ TEST(Dashboard, FlagsAnInjected20PercentSlowdownBetweenTwoCommits) {
     EXPECT_EQ(count(html, "data-verdict=\"regressed\""), 1u);
     EXPECT_EQ(count(html, "class=\"flagged\""), 1u);  // the red ring on the latest point
     EXPECT_NE(html.find("1 regressed"), std::string::npos);
-    // Regressions are listed first.
-    EXPECT_LT(html.find("data-verdict=\"regressed\""), html.find("data-verdict=\"ok\""));
+    // The regression is listed first, before the overview, and its group is the first group.
+    EXPECT_EQ(count(html, "<tr class=\"regressed-row\""), 1u);
+    EXPECT_LT(html.find("<tr class=\"regressed-row\""), html.find("id=\"overview\""));
+    ASSERT_FALSE(d.groups.empty());
+    EXPECT_EQ(d.groups.front().worst_rank, 0);
+    EXPECT_LT(html.find("class=\"group has-regression\""), html.find("class=\"group\""));
   }
 }
 
@@ -127,11 +132,75 @@ TEST(Dashboard, PageIsSelfContainedAndByteIdenticalWhenRegenerated) {
   const std::string html = slurp(p1);
   EXPECT_EQ(html, slurp(p2));
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
-  EXPECT_EQ(html.find("<script"), std::string::npos);
+  // One inline script (the filter), nothing loaded from anywhere.
+  EXPECT_EQ(count(html, "<script"), 1u);
+  EXPECT_NE(html.find("<script>\n"), std::string::npos);
   EXPECT_EQ(html.find("href=\"http"), std::string::npos);
   EXPECT_EQ(html.find("src="), std::string::npos);
+  EXPECT_EQ(html.find("@import"), std::string::npos);
+  EXPECT_EQ(html.find("url("), std::string::npos);
   EXPECT_EQ(count(html, "http"), count(html, "http://www.w3.org/2000/svg"));  // namespaces only
-  EXPECT_EQ(count(html, "<svg "), size_t(kCases));                            // one per case
+  // One chart per case and one overview per metric present (TTFT and decode speed here).
+  const Dashboard d = dash(sa, sb);
+  ASSERT_EQ(d.overviews.size(), 2u);
+  EXPECT_EQ(d.overviews[0].metric, "ttft_s");
+  EXPECT_EQ(count(html, "<svg "), size_t(kCases) + d.overviews.size());
+  EXPECT_EQ(count(html, "<figure class=\"overview\""), 2u);
+  // Every row links to a chart that exists.
+  for (size_t i = 0; i < size_t(kCases); ++i) {
+    EXPECT_NE(html.find("href=\"#case-" + std::to_string(i) + "\""), std::string::npos) << i;
+    EXPECT_EQ(count(html, "id=\"case-" + std::to_string(i) + "\""), 1u) << i;
+  }
+}
+
+// Text from the store (a parameter value, a sample id, a host name, a commit) cannot become markup.
+TEST(Dashboard, TextFromTheStoreIsEscaped) {
+  const std::string evil = "<img src=x onerror=alert(1)>\"'&</script><script>alert(2)</script>";
+  test::TempDir dir;
+  for (int s = 0; s < 2; ++s) {
+    auto st = results::ResultStore::open(dir.file("s" + std::to_string(s)));
+    auto info = test::full_run(evil);
+    info.git_commit = (s ? "b" : "a") + evil;
+    info.started_at = s ? "2025-01-02T00:00:00.000Z" : "2025-01-01T00:00:00.000Z";
+    const std::string run = st.begin_run(info);
+    for (const std::string& v : {evil, std::string("plain")})
+      test::add_case(st, run, "specprefill", {{"note", v}, {"keep", 0.3}}, 512, evil,
+                     std::vector<double>(9, 0.2));
+  }
+  const auto sa = results::ResultStore::open_readonly(dir.file("s0"));
+  const auto sb = results::ResultStore::open_readonly(dir.file("s1"));
+  const std::string html = dashboard_html(dash(sa, sb), {});
+  EXPECT_EQ(count(html, "<script"), 1u);  // the page's own
+  EXPECT_EQ(count(html, "</script>"), 1u);
+  EXPECT_EQ(html.find("<img"), std::string::npos);
+  EXPECT_EQ(html.find("onerror=alert(1)>"), std::string::npos);
+  EXPECT_NE(html.find("&lt;img src=x onerror=alert(1)&gt;&quot;&apos;&amp;"), std::string::npos);
+  // Attributes cannot be closed early either: no raw quote follows the injected text.
+  EXPECT_EQ(html.find("alert(1)>\""), std::string::npos);
+}
+
+// Contexts sort as numbers (512 before 4000), within the group of their method and model.
+TEST(Dashboard, CasesSortByContextLengthAsNumbers) {
+  test::TempDir dir;
+  for (int s = 0; s < 2; ++s) {
+    auto st = results::ResultStore::open(dir.file("s" + std::to_string(s)));
+    auto info = test::full_run();
+    info.started_at = s ? "2025-01-02T00:00:00.000Z" : "2025-01-01T00:00:00.000Z";
+    const std::string run = st.begin_run(info);
+    for (int64_t ctx : {4000, 512, 16384, 1024})
+      test::add_case(st, run, "baseline", nlohmann::json::object(), ctx, "s0",
+                     std::vector<double>(9, 0.001 * double(ctx)));
+  }
+  const auto sa = results::ResultStore::open_readonly(dir.file("s0"));
+  const auto sb = results::ResultStore::open_readonly(dir.file("s1"));
+  const Dashboard d = dash(sa, sb);
+  ASSERT_EQ(d.groups.size(), 1u);
+  std::vector<int64_t> ctx;
+  for (const auto& c : d.groups[0].cases) ctx.push_back(d.history.cases[c.index].context_len);
+  EXPECT_EQ(ctx, (std::vector<int64_t>{512, 1024, 4000, 16384}));
+  const std::string html = dashboard_html(d, {});
+  EXPECT_LT(html.find(">512</a>"), html.find(">4000</a>"));
+  EXPECT_LT(html.find(">4000</a>"), html.find(">16384</a>"));
 }
 
 TEST(Dashboard, StoreWithoutTheMetricIsRefused) {
