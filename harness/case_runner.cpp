@@ -27,13 +27,15 @@ const Suite& suite_of(const Plan& p) {
 Engine engine_for(const CaseInput& in, const Method& m, const std::string& kv_dtype) {
   Engine e;
   e.target = &in.models.model("target");
+  e.digests["target"] = in.models.digest("target");
   e.prefill_chunk = in.plan.prefill_chunk;
   e.kv_dtype = *kv_dtype_from_name(kv_dtype);
   for (const InputSpec& spec : m.inputs()) {
     if (spec.role == "target") continue;
-    if (spec.kind == InputSpec::Kind::Model)
+    if (spec.kind == InputSpec::Kind::Model) {
       e.models[spec.role] = &in.models.model(spec.role);
-    else if (const std::string p = in.models.spec().path(spec.role); !p.empty())
+      e.digests[spec.role] = in.models.digest(spec.role);
+    } else if (const std::string p = in.models.spec().path(spec.role); !p.empty())
       e.files[spec.role] = p;
     else
       throw std::runtime_error("method '" + m.name() + "' needs input '" + spec.role +

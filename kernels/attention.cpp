@@ -23,13 +23,13 @@
 #include "kernels/attention.h"
 
 #include <algorithm>
-#include <cassert>
 #include <climits>
 #include <cmath>
 #include <vector>
 
 #include <immintrin.h>
 
+#include "kernels/check.h"
 #include "kernels/fp16.h"
 #include "kernels/simd.h"
 #include "kernels/threading.h"
@@ -562,6 +562,18 @@ double attention_work(const AttentionShape& s, size_t n_q, size_t n_kv) {
   return 4.0 * double(n_q) * double(n_kv) * double(s.n_heads) * double(s.head_dim);
 }
 
+// Rows that overlap would be read or written without any fault: wrong numbers, no crash.
+void check_strides(const AttentionShape& s, size_t n_q, size_t ldq, size_t ldo, size_t n_kv,
+                   size_t ldkv) {
+  const size_t qw = size_t(s.n_heads) * size_t(s.head_dim);
+  const size_t kvw = size_t(s.n_kv_heads) * size_t(s.head_dim);
+  ACCEL_CHECK(n_q == 1 || (ldq >= qw && ldo >= qw),
+              "%zu query rows of %zu floats: strides ldq %zu / ldo %zu are shorter", n_q, qw, ldq,
+              ldo);
+  ACCEL_CHECK(n_kv <= 1 || ldkv >= kvw, "%zu kv rows of %zu elements: stride %zu is shorter", n_kv,
+              kvw, ldkv);
+}
+
 }  // namespace
 
 void attention_causal(const AttentionShape& s, const float* q, size_t ldq, const int32_t* q_pos,
@@ -574,8 +586,10 @@ void attention_causal(const AttentionShape& s, const float* q, size_t ldq, const
 void attention_causal(const AttentionShape& s, const float* q, size_t ldq, const int32_t* q_pos,
                       size_t n_q, const KVRows& kv, const int32_t* kv_pos, size_t n_kv, float* out,
                       size_t ldo) {
-  assert(s.n_kv_heads > 0 && s.n_heads % s.n_kv_heads == 0 && s.head_dim > 0);
+  ACCEL_CHECK(s.n_kv_heads > 0 && s.n_heads % s.n_kv_heads == 0 && s.head_dim > 0,
+              "shape: %d heads, %d kv heads, head_dim %d", s.n_heads, s.n_kv_heads, s.head_dim);
   if (n_q == 0) return;
+  check_strides(s, n_q, ldq, ldo, n_kv, kv.ld);
   Problem pr{&s,         q,
              ldq,        q_pos,
              n_q,        kv.k,

@@ -16,7 +16,6 @@
 #include "kernels/attention_quant.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +25,7 @@
 
 #include <immintrin.h>
 
+#include "kernels/check.h"
 #include "kernels/quant.h"
 #include "kernels/simd.h"
 #include "kernels/threading.h"
@@ -573,7 +573,7 @@ void scores_dispatch(int hn, const QueryView& q, const uint8_t* block, vf (*s)[k
       return block_scores<F, D, 8>(q, block, s, float_scores);
 #endif
   }
-  assert(false && "heads per pass out of range");
+  ACCEL_FAIL("%d heads per pass (1..%d instantiated)", hn, kHeadsPerPass);
 }
 
 // The next block's key block and value records, a cache line at a time: the work per block is
@@ -643,7 +643,8 @@ void run_chunk_f(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, flo
     case 256:
       return run_chunk_nv<F, 256 / W>(pr, i, g, ch, sc, part, qg);
   }
-  assert(false && "head_dim not instantiated");
+  // attention_quant checks head_dim on entry; reaching here would leave `part` unwritten.
+  ACCEL_FAIL("head_dim %d not instantiated (multiples of 32 up to 256)", pr.D);
 }
 
 // Chunk ch of query row i against kv head g; qg: the row's G query heads of that group, rounded.
@@ -712,9 +713,19 @@ float quantize_query_group(const float* x, int8_t* codes) {
 void attention_quant(const AttentionShape& s, const float* q, size_t ldq, const int32_t* q_pos,
                      size_t n_q, const QuantKV& kv, const int32_t* kv_pos, size_t n_kv, float* out,
                      size_t ldo, size_t chunk, QuantScorePath path) {
-  assert(s.n_kv_heads > 0 && s.n_heads % s.n_kv_heads == 0);
-  assert(s.head_dim % kKVQuantGroup == 0 && s.head_dim <= kMaxD);
-  assert(chunk > 0 && chunk % kBlk == 0);
+  ACCEL_CHECK(s.n_kv_heads > 0 && s.n_heads % s.n_kv_heads == 0, "shape: %d heads, %d kv heads",
+              s.n_heads, s.n_kv_heads);
+  ACCEL_CHECK(s.head_dim > 0 && s.head_dim % kKVQuantGroup == 0 && s.head_dim <= kMaxD,
+              "head_dim %d is not instantiated (multiples of %d up to %d)", s.head_dim,
+              kKVQuantGroup, kMaxD);
+  ACCEL_CHECK(chunk > 0 && chunk % kBlk == 0, "chunk %zu must be a positive multiple of %d", chunk,
+              kBlk);
+  ACCEL_CHECK(n_q <= 1 || ldq >= size_t(s.n_heads) * size_t(s.head_dim),
+              "%zu query rows: stride ldq %zu is shorter than a row (%d x %d)", n_q, ldq, s.n_heads,
+              s.head_dim);
+  ACCEL_CHECK(n_q <= 1 || ldo >= size_t(s.n_heads) * size_t(s.head_dim),
+              "%zu output rows: stride ldo %zu is shorter than a row (%d x %d)", n_q, ldo,
+              s.n_heads, s.head_dim);
   if (n_q == 0) return;
   Problem pr{q,
              ldq,
@@ -785,8 +796,7 @@ void attention_quant(const AttentionShape& s, const float* q, size_t ldq, const 
 
 void dequantize_record_rows(KVQuant f, int n_kv_heads, int head_dim, const uint8_t* records,
                             size_t head_stride, size_t j0, size_t n, float* out, size_t ld) {
-  assert(head_dim % kKVQuantGroup == 0);
-  const size_t rec = kv_quant_record_bytes(f, head_dim);
+  const size_t rec = kv_quant_record_bytes(f, head_dim);  // checks head_dim
   const auto dq = f == KVQuant::Int4 ? &dequant_int4_natural : &dequant_q8_natural;
   parallel_ranges(n, double(n) * n_kv_heads * head_dim * 2.0, [&](size_t b, size_t e, int) {
     for (size_t j = b; j < e; ++j)

@@ -18,7 +18,6 @@
 #include "kernels/block_sparse_attention.h"
 
 #include <algorithm>
-#include <cassert>
 #include <climits>
 #include <cmath>
 #include <stdexcept>

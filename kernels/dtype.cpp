@@ -1,7 +1,7 @@
 // Type table for DType: ids, names and block geometry (see dtype.h).
 #include "kernels/dtype.h"
 
-#include <cassert>
+#include "kernels/check.h"
 
 namespace accel {
 
@@ -94,7 +94,8 @@ size_t dtype_block_bytes(DType t) {
 }
 
 size_t dtype_row_bytes(DType t, size_t n) {
-  assert(n % dtype_block_elems(t) == 0);
+  ACCEL_CHECK(n % dtype_block_elems(t) == 0, "%zu %.*s elements is not a whole number of blocks", n,
+              int(dtype_name(t).size()), dtype_name(t).data());
   return n / dtype_block_elems(t) * dtype_block_bytes(t);
 }
 

@@ -31,7 +31,7 @@ std::optional<DType> dtype_from_name(
 // bytes per block.
 size_t dtype_block_elems(DType t);
 size_t dtype_block_bytes(DType t);
-// Bytes of a row of `n` elements; n must be a multiple of the block size (asserted).
+// Bytes of a row of `n` elements; n must be a multiple of the block size (ACCEL_CHECK).
 size_t dtype_row_bytes(DType t, size_t n);
 
 }  // namespace accel

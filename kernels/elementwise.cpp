@@ -3,10 +3,10 @@
 #include "kernels/elementwise.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
 #include <vector>
 
+#include "kernels/check.h"
 #include "kernels/threading.h"
 
 namespace accel {
@@ -109,8 +109,11 @@ void rope_yarn_corr_dims(const RopeParams& p, double& low, double& high) {
 
 void rope(float* x, size_t n_rows, size_t ld, int n_heads, const int32_t* pos,
           const RopeParams& p) {
-  assert(p.n_rot % 2 == 0 && p.n_rot <= p.head_dim);
-  assert(p.freq_factors.empty() || p.freq_factors.size() == size_t(p.n_rot / 2));
+  ACCEL_CHECK(p.n_rot >= 0 && p.n_rot % 2 == 0 && p.n_rot <= p.head_dim,
+              "n_rot %d must be even and at most head_dim %d", p.n_rot, p.head_dim);
+  ACCEL_CHECK(p.freq_factors.empty() || p.freq_factors.size() == size_t(p.n_rot / 2),
+              "%zu frequency factors for n_rot %d (need n_rot / 2)", p.freq_factors.size(),
+              p.n_rot);
   const int half = p.n_rot / 2;
   const std::vector<double> w = rope_angle_rates(p);
   const double m = rope_mscale(p);

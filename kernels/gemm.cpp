@@ -15,13 +15,13 @@
 
 #include <algorithm>
 #include <array>
-#include <cassert>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <utility>
 #include <vector>
 
+#include "kernels/check.h"
 #include "kernels/fp16.h"
 #include "kernels/kquant.h"
 #include "kernels/kquant_panel.h"
@@ -280,8 +280,7 @@ void dequant_slice(DType t, const uint8_t* pan, size_t k0, size_t kc, float* __r
     case DType::Q4_K:
     case DType::Q5_K:
     case DType::Q6_K:
-      assert(false && "k-quants never use the f32 scratch (gemm_kquant_part)");
-      return;
+      ACCEL_FAIL("type %d: k-quants never use the f32 scratch (gemm_kquant_part)", int(t));
   }
 }
 
@@ -365,7 +364,9 @@ PackedWeight PackedWeight::pack(DType t, const void* src, size_t rows, size_t co
 }
 
 PackedWeight PackedWeight::pack(DType t, const std::vector<RowSource>& parts, size_t cols) {
-  assert(cols % dtype_block_elems(t) == 0);
+  ACCEL_CHECK(cols % dtype_block_elems(t) == 0,
+              "%.*s weight: %zu columns is not a whole number of %zu-element blocks",
+              int(dtype_name(t).size()), dtype_name(t).data(), cols, dtype_block_elems(t));
   size_t rows = 0;
   for (const RowSource& p : parts) rows += p.rows;
   PackedWeight pw;
@@ -433,7 +434,7 @@ PackedWeight PackedWeight::pack(DType t, const std::vector<RowSource>& parts, si
 }
 
 PackedWeight PackedWeight::pack_mixed(const std::vector<TypedRowSource>& parts, size_t cols) {
-  assert(!parts.empty());
+  ACCEL_CHECK(!parts.empty(), "a mixed weight needs at least one part");
   PackedWeight pw;
   pw.type_ = parts[0].type;
   pw.cols_ = cols;
@@ -609,6 +610,10 @@ void gemm(const float* X, size_t M, size_t ldx, const PackedWeight& W, float* Y,
           const float* bias) {
   const size_t N = W.rows(), K = W.cols();
   if (M == 0 || N == 0) return;
+  // Overlapping rows would be read or written without any fault: wrong numbers, no crash.
+  ACCEL_CHECK(M == 1 || (ldx >= K && ldy >= N),
+              "%zu rows: row strides ldx %zu / ldy %zu are shorter than the rows (%zu / %zu)", M,
+              ldx, ldy, K, N);
   if (W.is_mixed()) {  // each part into its own columns: the outputs are the parts' own
     size_t r0 = 0;
     for (const PackedWeight& part : W.segments()) {

@@ -3,10 +3,10 @@
 #include "kernels/kv_quant.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
 #include <cstring>
 
+#include "kernels/check.h"
 #include "kernels/fp16.h"
 #include "kernels/quant.h"
 
@@ -32,7 +32,8 @@ void int4_scale_zero(float mn, float mx, uint16_t* s_out, uint16_t* z_out) {
 }  // namespace
 
 size_t kv_quant_record_bytes(KVQuant f, int head_dim) {
-  assert(head_dim % kKVQuantGroup == 0);
+  ACCEL_CHECK(head_dim > 0 && head_dim % kKVQuantGroup == 0, "head_dim %d is not a multiple of %d",
+              head_dim, kKVQuantGroup);
   const size_t groups = size_t(head_dim / kKVQuantGroup);
   switch (f) {
     case KVQuant::Int4:
@@ -115,7 +116,7 @@ size_t kblock_param_offset(KVQuant f, int D, int g, int t, int which) {
 }  // namespace
 
 void kblock_put(KVQuant f, int D, const uint8_t* record, uint8_t* block, int t) {
-  assert(t >= 0 && t < kKBlockTokens);
+  ACCEL_CHECK(t >= 0 && t < kKBlockTokens, "token %d of a %d-token key block", t, kKBlockTokens);
   const int groups = D / kKVQuantGroup;
   if (f == KVQuant::Q8_0) {
     for (int g = 0; g < groups; ++g) {
@@ -139,7 +140,7 @@ void kblock_put(KVQuant f, int D, const uint8_t* record, uint8_t* block, int t) 
 }
 
 void kblock_get(KVQuant f, int D, const uint8_t* block, int t, uint8_t* record) {
-  assert(t >= 0 && t < kKBlockTokens);
+  ACCEL_CHECK(t >= 0 && t < kKBlockTokens, "token %d of a %d-token key block", t, kKBlockTokens);
   const int groups = D / kKVQuantGroup;
   if (f == KVQuant::Q8_0) {
     for (int g = 0; g < groups; ++g) {

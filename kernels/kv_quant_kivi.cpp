@@ -4,10 +4,10 @@
 #include "kernels/kv_quant_kivi.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
 #include <cstring>
 
+#include "kernels/check.h"
 #include "kernels/fp16.h"
 
 namespace accel {
@@ -20,7 +20,7 @@ constexpr float kHalfMax = 65504.f;
 
 void kivi_quantize_group(const float* x, size_t stride, int bits, uint8_t* codes, uint16_t* scale,
                          uint16_t* mn) {
-  assert(bits == 2 || bits == 4);
+  ACCEL_CHECK(bits == 2 || bits == 4, "KIVI bits %d (2 or 4)", bits);
   float lo = INFINITY, hi = -INFINITY;
   for (int i = 0; i < kKiviGroup; ++i) {
     const float v = x[size_t(i) * stride];
@@ -64,7 +64,7 @@ void kivi_quantize_key_block(const float* k, size_t ld, int head_dim, int bits, 
 
 void kivi_dequantize_key_block(const uint8_t* block, int head_dim, int bits, size_t n, float* k,
                                size_t ld) {
-  assert(n <= size_t(kKiviGroup));
+  ACCEL_CHECK(n <= size_t(kKiviGroup), "%zu tokens in a key block of %d", n, kKiviGroup);
   const size_t cb = kivi_codes_bytes(bits), D = size_t(head_dim);
   const uint8_t* scales = block + D * cb;
   const uint8_t* mins = scales + 2 * D;
@@ -77,7 +77,8 @@ void kivi_dequantize_key_block(const uint8_t* block, int head_dim, int bits, siz
 }
 
 size_t kivi_value_record_bytes(int bits, int head_dim) {
-  assert(head_dim % kKiviGroup == 0);
+  ACCEL_CHECK(head_dim % kKiviGroup == 0, "head_dim %d is not a multiple of %d", head_dim,
+              kKiviGroup);
   return size_t(head_dim / kKiviGroup) * (kivi_codes_bytes(bits) + 4);
 }
 

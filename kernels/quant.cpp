@@ -2,7 +2,6 @@
 #include "kernels/quant.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
 #include <cstring>
 

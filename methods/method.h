@@ -31,12 +31,16 @@ struct Engine {
   const Model* target = nullptr;
   std::map<std::string, const Model*> models;  // roles other than "target"
   std::map<std::string, std::string> files;    // File inputs: role -> path
+  // SHA-256 of each input's file by role ("target" included), when the caller has them (the
+  // harness does, for case keys); methods may key caches of per-file work on them.
+  std::map<std::string, std::string> digests;
   size_t prefill_chunk = 512;
   KVDType kv_dtype = KVDType::F32;
 
   // The model of a role ("target" included); throws naming the role when it is missing.
   const Model& model(const std::string& role) const;
   const std::string& file(const std::string& role) const;
+  std::string digest(const std::string& role) const;  // "" when unknown
   KVCache make_target_cache() const { return target->make_cache(kv_dtype); }
 };
 

@@ -36,6 +36,11 @@ const std::string& Engine::file(const std::string& role) const {
   return it->second;
 }
 
+std::string Engine::digest(const std::string& role) const {
+  const auto it = digests.find(role);
+  return it == digests.end() ? std::string() : it->second;
+}
+
 const Method& find_method(const std::string& name) {
   std::string known;
   for (const Method* m : all_methods()) {

@@ -14,6 +14,7 @@
 #include "methods/specprefill_config.h"
 #include "methods/specprefill_pflash.h"
 #include "methods/specprefill_scoring.h"
+#include "methods/specprefill_tokenizers.h"
 #include "methods/ttft_flops.h"
 #include "models/generation.h"
 #include "models/tokenizer.h"
@@ -36,11 +37,35 @@ struct Captured {
   }
 };
 
-// Tokenizers of target and draft when their vocabularies differ (the draft scores its own
-// tokenization of the prompt text); built before the clock starts, as loading a model is.
+// Tokenizers of target and draft when they differ (the draft scores its own tokenization of the
+// prompt text); built before the clock starts, as loading a model is.
 struct CrossTokenizer {
-  std::unique_ptr<Tokenizer> target, draft;
+  std::shared_ptr<const Tokenizer> target, draft;
 };
+
+// The draft's tokenizer against the target's (specprefill_tokenizers.h): nullopt when they are the
+// same (token ids are shared); the pair to re-tokenize with when they differ, which only
+// positions=contiguous without a cached prefix can use. Records the outcome in `stats`.
+std::optional<CrossTokenizer> cross_tokenizer(const Engine& e, const Model& draft,
+                                              const specprefill::Config& cfg,
+                                              nlohmann::json& stats) {
+  const Model& target = *e.target;
+  const specprefill::TokenizerCheck check =
+      specprefill::check_tokenizers(target, draft, e.digest("target"), e.digest("draft"));
+  stats["tokenizer_check_cached"] = check.cached;
+  stats["draft_tokenizer"] = check.pair->same ? "shared" : "retokenized";
+  if (check.pair->same) return std::nullopt;
+  const std::string files = "draft '" + draft.path() + "' and target '" + target.path() + "'";
+  if (cfg.positions != specprefill::Positions::Contiguous || cfg.prefix_tokens > 0)
+    throw std::invalid_argument(
+        "specprefill: " + files + " have different tokenizers (" + check.pair->difference +
+        "); their token ids cannot be shared, which positions=original and a cached prefix need: "
+        "use positions=contiguous and prefix_tokens=0 (kept text is re-tokenized)");
+  if (!check.pair->target || !check.pair->draft)
+    throw std::invalid_argument("specprefill: " + files + ": cannot re-tokenize (" +
+                                check.pair->difference + ")");
+  return CrossTokenizer{check.pair->target, check.pair->draft};
+}
 
 }  // namespace
 
@@ -59,19 +84,10 @@ Outcome SpecPrefillMethod::run(const Engine& e, const Request& r, const nlohmann
   const bool contiguous = cfg.positions == Positions::Contiguous;
   const std::span<const int32_t> prompt(r.prompt);
 
-  // Another vocabulary: only the text can cross (methods.md §1.3, Cross-Family SpecPrefill).
-  std::optional<CrossTokenizer> cross;
+  // Another tokenizer: only the text can cross (methods.md §1.3, Cross-Family SpecPrefill).
+  Outcome out;
+  const std::optional<CrossTokenizer> cross = cross_tokenizer(e, draft, cfg, out.stats);
   std::vector<int32_t> draft_prompt_ids;
-  if (draft.config().n_vocab != target.config().n_vocab) {
-    if (!contiguous || S > 0)
-      throw std::invalid_argument(
-          "specprefill: draft and target vocabularies differ (" +
-          std::to_string(draft.config().n_vocab) + " vs " +
-          std::to_string(target.config().n_vocab) +
-          "); this needs positions=contiguous and prefix_tokens=0 (kept text is re-tokenized)");
-    cross = CrossTokenizer{Tokenizer::create(TokenizerSpec::from_gguf(target.file())),
-                           Tokenizer::create(TokenizerSpec::from_gguf(draft.file()))};
-  }
 
   // The cached prefix is set up before the clock starts, as a prefix-cache hit would be.
   KVCache tcache = e.make_target_cache();
@@ -83,7 +99,6 @@ Outcome SpecPrefillMethod::run(const Engine& e, const Request& r, const nlohmann
   // The prompt text a cross-tokenizer draft starts from (untimed: the text is what a server has).
   const std::string prompt_text = cross ? cross->target->decode(prompt) : std::string();
   PhaseTimer timer;
-  Outcome out;
   out.stats["prefix_tokens"] = S;
   out.stats["config"] = cfg.to_json();
 

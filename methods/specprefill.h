@@ -22,8 +22,9 @@ class SpecPrefillMethod : public Method {
     return {
         {"target", InputSpec::Kind::Model, "the model being accelerated"},
         {"draft", InputSpec::Kind::Model,
-         "scores prompt tokens; a vocabulary of the target's size is taken to be the same "
-         "tokenizer (ids shared); another vocabulary needs positions=contiguous (re-tokenized)"}};
+         "scores prompt tokens; shares the target's token ids only when its tokenizer equals the "
+         "target's in full (pieces, scores, types, merges, special ids); another tokenizer needs "
+         "positions=contiguous (the kept text is re-tokenized)"}};
   }
   std::vector<std::string> fallback_reasons() const override { return {"below_threshold"}; }
   Outcome run(const Engine& e, const Request& r, const nlohmann::json& params) const override;

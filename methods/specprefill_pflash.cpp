@@ -50,12 +50,6 @@ void unrotate_rope(float* x, size_t n_rows, size_t ld, int n_heads, const int32_
     }
 }
 
-bool same_tokenizer(const Tokenizer& a, const Tokenizer& b) {
-  const TokenizerSpec &x = a.spec(), &y = b.spec();
-  return x.model == y.model && x.pre == y.pre && x.tokens == y.tokens && x.merges == y.merges &&
-         x.types == y.types && x.add_space_prefix == y.add_space_prefix;
-}
-
 std::vector<int32_t> retokenize(const Tokenizer& from, const Tokenizer& to,
                                 std::span<const int32_t> ids, bool add_special) {
   return to.encode(from.decode(ids), add_special, /*parse_special=*/false);

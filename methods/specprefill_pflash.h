@@ -27,10 +27,6 @@ std::vector<int32_t> ngram_anchor_chunks(std::span<const int32_t> tokens, int ch
 void unrotate_rope(float* x, size_t n_rows, size_t ld, int n_heads, const int32_t* pos,
                    const RopeParams& p);
 
-// True when two tokenizers map text to the same ids (same model, pre-tokenizer, vocabulary,
-// merges and space handling), so token ids can move between them unchanged.
-bool same_tokenizer(const Tokenizer& a, const Tokenizer& b);
-
 // Text through `from` and back through `to`: to.encode(from.decode(ids), add_special, false).
 // Control tokens (BOS/EOS) decode to nothing; add_special lets `to` add its own.
 std::vector<int32_t> retokenize(const Tokenizer& from, const Tokenizer& to,

@@ -3,8 +3,9 @@
 #include "models/kv_cache.h"
 
 #include <algorithm>
-#include <cassert>
 #include <stdexcept>
+
+#include "kernels/check.h"
 
 namespace accel {
 
@@ -37,7 +38,7 @@ size_t KVCache::allocated_bytes() const {
 
 void KVCache::grow(size_t need) {
   if (need <= cap_) return;
-  assert(storage_);
+  ACCEL_CHECK(storage_ != nullptr, "a default-constructed KVCache has no storage to grow");
   const size_t cap = std::max(need, std::max<size_t>(64, cap_ * 2));
   storage_->resize(cap);
   pos_.resize(cap);
@@ -49,21 +50,29 @@ void KVCache::stage(const int32_t* positions, size_t n) {
   std::copy(positions, positions + n, pos_.begin() + std::ptrdiff_t(n_));
 }
 
+// Writing past the capacity would land outside the storage; a wrong layer in another layer's rows.
+void KVCache::check_batch(int layer, size_t n) const {
+  ACCEL_CHECK(n_ + n <= cap_, "a batch of %zu entries after %zu: capacity %zu (stage() first)", n,
+              n_, cap_);
+  ACCEL_CHECK(layer >= 0 && layer < n_layer_, "layer %d of %d", layer, n_layer_);
+}
+
 void KVCache::attend(int layer, const AttentionShape& shape, const float* q, size_t ldq,
                      const int32_t* q_pos, const float* k_new, const float* v_new, size_t ld_new,
                      size_t n, float* out, size_t ldo) {
-  assert(n_ + n <= cap_ && layer >= 0 && layer < n_layer_);
+  check_batch(layer, n);
   storage_->attend(layer, shape, AttendBatch{q, ldq, q_pos, k_new, v_new, ld_new, n, out, ldo}, n_,
                    pos_.data());
 }
 
 void KVCache::store(int layer, const float* k, const float* v, size_t ld, size_t n) {
-  assert(n_ + n <= cap_ && layer >= 0 && layer < n_layer_);
+  check_batch(layer, n);
   storage_->store(layer, k, v, ld, n, n_);
 }
 
 void KVCache::commit(size_t n) {
-  assert(n_ + n <= cap_);
+  ACCEL_CHECK(n_ + n <= cap_, "commit of %zu entries after %zu: capacity %zu (stage() first)", n,
+              n_, cap_);
   n_ += n;
 }
 

@@ -68,6 +68,7 @@ class KVCache {
 
  private:
   void grow(size_t need);
+  void check_batch(int layer, size_t n) const;  // aborts on a batch past the capacity
   int n_layer_ = 0, kv_dim_ = 0;
   size_t n_ = 0, cap_ = 0;
   std::unique_ptr<KVStorage> storage_;

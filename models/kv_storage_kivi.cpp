@@ -6,13 +6,13 @@
 #include "models/kv_storage_kivi.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "kernels/attention.h"
+#include "kernels/check.h"
 #include "kernels/kv_quant_kivi.h"
 
 namespace accel {
@@ -108,9 +108,12 @@ class KiviStorage final : public KVStorage {
   void put(Layer& l, const float* k, const float* v, size_t ld, size_t n, size_t row0) {
     if (row0 + n > cap_)
       throw std::logic_error("kivi storage: rows past the capacity (" + std::to_string(cap_) + ")");
+    // Rows start inside the residual block; sealing a full block moves `quantized` past it, so j
+    // stays below kBlock for every row after the first.
+    ACCEL_CHECK(row0 >= l.quantized && row0 - l.quantized < kBlock,
+                "kivi storage: rows from %zu, residual block starts at %zu", row0, l.quantized);
     for (size_t t = 0; t < n; ++t) {
       const size_t j = row0 + t - l.quantized;
-      assert(j < kBlock);
       std::memcpy(&l.res_k[j * kv_dim_], k + t * ld, kv_dim_ * sizeof(float));
       std::memcpy(&l.res_v[j * kv_dim_], v + t * ld, kv_dim_ * sizeof(float));
       if (j + 1 == kBlock) seal(l);

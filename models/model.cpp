@@ -4,7 +4,6 @@
 #include "models/model.h"
 
 #include <algorithm>
-#include <cassert>
 #include <chrono>
 #include <cmath>
 #include <cstring>
