@@ -8,6 +8,7 @@
 #include "harness/file_hash.h"
 #include "harness/machine_load.h"
 #include "harness/process_memory.h"
+#include "kernels/threading.h"
 #include "models/kv_storage.h"
 
 namespace accel {
@@ -116,7 +117,9 @@ results::TrialRecord measure_trial(const Method& m, const Engine& e, const Reque
   reset_peak_rss();
   const LoadSample before = sample_load();
   const auto t0 = Clock::now();
+  const BackoffWindow backoffs;
   out = m.run(e, req, params);
+  const int64_t backoff_events = backoffs.events();
   times.measured_s += since(t0);
   const TrialLoad load = load_between(before, sample_load());
   check_declared_fallback(m, out);
@@ -135,6 +138,7 @@ results::TrialRecord measure_trial(const Method& m, const Engine& e, const Reque
   r.stats = out.stats;
   r.other_cpu_s = load.other_cpu_s;
   r.loadavg_1m = load.loadavg_1m;
+  r.backoffs_in_region = backoff_events;
   return r;
 }
 
@@ -150,11 +154,12 @@ void check_declared_fallback(const Method& m, const Outcome& o) {
 }
 
 results::TrialRecord case_identity(const CaseInput& in, const std::string& case_key,
-                                   const std::string& run_id) {
+                                   const std::string& config_key, const std::string& run_id) {
   const Method& m = find_method(in.c.method);
   const Suite& suite = suite_of(in.plan);
   results::TrialRecord r;
   r.case_key = case_key;
+  r.config_key = config_key;
   r.run_id = run_id;
   r.method = in.c.method;
   r.params = in.c.params;

@@ -1,5 +1,6 @@
-// compare_stores (compare.h). Trials are pooled per case_key (all runs in a store count), so a
-// store with repeated runs gives more trials per case rather than separate comparisons.
+// compare_stores (compare.h). Trials are pooled per config_key (all runs in a store count), so a
+// store with repeated runs gives more trials per case rather than separate comparisons, and the
+// same case matches across commits and CPUs (whose timing case_keys differ).
 #include "reports/compare.h"
 
 #include <algorithm>
@@ -73,8 +74,8 @@ CompareResult compare_trials(const std::vector<TrialRecord>& bt, const std::vect
   if (ms.empty()) throw std::invalid_argument("compare: no metric given");
   if (!(opt.max_slowdown >= 0)) throw std::invalid_argument("compare: max slowdown must be >= 0");
   std::map<std::string, std::vector<const TrialRecord*>> b, c;
-  for (const auto& t : bt) b[t.case_key].push_back(&t);
-  for (const auto& t : ct) c[t.case_key].push_back(&t);
+  for (const auto& t : bt) b[results::case_identity_key(t)].push_back(&t);
+  for (const auto& t : ct) c[results::case_identity_key(t)].push_back(&t);
   CompareResult r;
   for (const auto& [k, v] : b) r.only_baseline += !c.count(k);
   for (const auto& [k, v] : c) r.only_candidate += !b.count(k);
