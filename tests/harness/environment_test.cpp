@@ -83,7 +83,7 @@ std::string initializer(const std::string& commit, bool dirty, const std::string
 
 // The diff digest a generated source holds ("" when there is none).
 std::string diff_digest_in(const std::string& generated) {
-  const auto m = test::Pattern(R"(, "([0-9a-f]{64})"\})").search(generated);
+  const auto m = test::Pattern(R"re(, "([0-9a-f]{64})"\})re").search(generated);
   return m ? m->groups[0] : "";
 }
 
