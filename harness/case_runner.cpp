@@ -117,6 +117,12 @@ results::TrialRecord measure_trial(const Method& m, const Engine& e, const Reque
   reset_peak_rss();
   const LoadSample before = sample_load();
   const auto t0 = Clock::now();
+  // The timed region keeps every thread the run asked for: a back-off would run part of it on one
+  // thread, mixing two thread counts in one figure. Under load that costs nothing here: 2 threads,
+  // `small` at 256 tokens beside 4 nice-19 busy loops measured 15.7 and 13.6 s with back-off (2-10
+  // back-offs per trial) and 9.6 and 8.6 s without (2026-11-27, 2-core Xeon). The window still
+  // counts, so a row says how its region ran (0 here; NULL only on rows older than schema v7).
+  const ScopedParallelBackoff all_threads(false);
   const BackoffWindow backoffs;
   out = m.run(e, req, params);
   const int64_t backoff_events = backoffs.events();

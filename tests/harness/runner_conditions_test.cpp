@@ -1,8 +1,9 @@
 // The runner's record of the conditions a timing was measured in: a rerun of a plan into the same
 // store re-measures its timing cases when the build's commit (or dirty diff) or the CPU changed,
 // unless told to reuse them; quality-only plans are reused; rows keyed before v7 are re-measured;
-// every trial records the pool's back-offs inside its timed region. The provenance is injected
-// through RunOptions::environment, since a test cannot rebuild the binary at another commit.
+// every trial records the pool's back-offs inside its timed region (none: back-off is off there).
+// The provenance is injected through RunOptions::environment, since a test cannot rebuild the
+// binary at another commit.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <sstream>
 
 #include "harness/runner.h"
+#include "kernels/threading.h"
 #include "results/result_store.h"
 #include "tests/support/test_support.h"
 
@@ -177,13 +179,17 @@ TEST(RunnerConditions, ShardsDoNotDependOnTheCpu) {
   EXPECT_EQ(shard_labels("CPU 2", "2/2"), two);
 }
 
+// Timed regions run with back-off off, so every new row records 0 back-offs (not NULL), and the
+// pool's setting is back on afterwards for everything else.
 TEST(RunnerConditions, EveryTrialRecordsItsBackoffs) {
   test::TempDir dir;
   const std::string db = dir.file("b.sqlite");
+  ASSERT_TRUE(parallel_backoff_enabled());
   ASSERT_EQ(run_into(tiny_plan(dir, true), db, built_at(kCommitA)).sum.completed, 2u);
+  EXPECT_TRUE(parallel_backoff_enabled());
   for (const auto& t : results::ResultStore::open_readonly(db).trials()) {
     ASSERT_TRUE(t.backoffs_in_region.has_value());
-    EXPECT_EQ(*t.backoffs_in_region, 0) << "one thread never backs off";
+    EXPECT_EQ(*t.backoffs_in_region, 0);
   }
 }
 
