@@ -8,6 +8,7 @@
 #include "harness/file_hash.h"
 #include "harness/machine_load.h"
 #include "harness/process_memory.h"
+#include "kernels/threading.h"
 #include "models/kv_storage.h"
 
 namespace accel {
@@ -118,7 +119,15 @@ results::TrialRecord measure_trial(const Method& m, const Engine& e, const Reque
   reset_peak_rss();
   const LoadSample before = sample_load();
   const auto t0 = Clock::now();
+  // The timed region keeps every thread the run asked for: a back-off would run part of it on one
+  // thread, mixing two thread counts in one figure. Under load that costs nothing here: 2 threads,
+  // `small` at 256 tokens beside 4 nice-19 busy loops measured 15.7 and 13.6 s with back-off (2-10
+  // back-offs per trial) and 9.6 and 8.6 s without (2026-11-27, 2-core Xeon). The window still
+  // counts, so a row says how its region ran (0 here; NULL only on rows older than schema v7).
+  const ScopedParallelBackoff all_threads(false);
+  const BackoffWindow backoffs;
   out = m.run(e, req, params);
+  const int64_t backoff_events = backoffs.events();
   times.measured_s += since(t0);
   const TrialLoad load = load_between(before, sample_load());
   check_declared_fallback(m, out);
@@ -137,6 +146,7 @@ results::TrialRecord measure_trial(const Method& m, const Engine& e, const Reque
   r.stats = out.stats;
   r.other_cpu_s = load.other_cpu_s;
   r.loadavg_1m = load.loadavg_1m;
+  r.backoffs_in_region = backoff_events;
   return r;
 }
 
@@ -152,11 +162,12 @@ void check_declared_fallback(const Method& m, const Outcome& o) {
 }
 
 results::TrialRecord case_identity(const CaseInput& in, const std::string& case_key,
-                                   const std::string& run_id) {
+                                   const std::string& config_key, const std::string& run_id) {
   const Method& m = find_method(in.c.method);
   const Suite& suite = suite_of(in.plan);
   results::TrialRecord r;
   r.case_key = case_key;
+  r.config_key = config_key;
   r.run_id = run_id;
   r.method = in.c.method;
   r.params = in.c.params;

@@ -33,9 +33,10 @@ struct CaseInput {
   const std::atomic<int>& interrupts;  // non-zero: stop after the trial in flight
 };
 
-// The identity every record of the case shares (no timings): method, params, models, sample.
+// The identity every record of the case shares (no timings): keys (case_keys.h: the key it is
+// stored under and its base key, as config_key), method, params, models, sample.
 results::TrialRecord case_identity(const CaseInput& in, const std::string& case_key,
-                                   const std::string& run_id);
+                                   const std::string& config_key, const std::string& run_id);
 
 // Throws std::runtime_error when the outcome fell back (stats "fallback") for a reason the
 // method does not declare in fallback_reasons(): an undeclared fallback is a failure.

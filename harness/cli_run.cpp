@@ -22,12 +22,18 @@ Plan plan_from(const std::string& file, const std::string& models_dir) {
 void register_run_commands(CLI::App& app, CliCommands& out) {
   struct RunArgs {
     std::string plan, db = "runs/accelbench.sqlite", models_dir = "models-cache", shard;
-    bool dry_run = false, no_report = false;
+    bool dry_run = false, no_report = false, reuse_timings = false;
     int threads = 0;
   };
   auto a = std::make_shared<RunArgs>();
   CLI::App* run = app.add_subcommand(
       "run", "Run a plan (default: the built-in quick plan on the tiny family) into a store");
+  run->footer(
+      "Resume: a rerun into the same store skips the cases it already holds. A timing case is done "
+      "only if it was measured by the same build (commit; a dirty build also by the digest of its "
+      "diff) on the same CPU model, so a rerun after a code change or on another machine "
+      "re-measures it, and says why. A plan with \"timings\": false is quality-only (its figures "
+      "are its suite's scores): its cases are reused whatever the commit or CPU.");
   run->add_option("plan", a->plan, "Plan JSON file (omit for the built-in quick plan)");
   run->add_option("--db", a->db, "Results store (default runs/accelbench.sqlite)");
   run->add_option("--models-dir", a->models_dir,
@@ -37,6 +43,9 @@ void register_run_commands(CLI::App& app, CliCommands& out) {
                   "I/N: run only shard I of N (1-based; a case's shard is fixed by its key), for "
                   "array jobs whose stores are combined with `merge`");
   run->add_flag("--dry-run", a->dry_run, "Print the cases and whether each is done; run nothing");
+  run->add_flag("--reuse-timings", a->reuse_timings,
+                "Count timing cases measured on another commit or CPU as done (not re-measured); "
+                "each trial keeps its run's commit and CPU, so reports still tell them apart");
   run->add_flag("--no-report", a->no_report, "Do not print the ttft table afterwards");
   out.push_back(
       {run, [a] {
@@ -45,6 +54,7 @@ void register_run_commands(CLI::App& app, CliCommands& out) {
          opt.db_path = a->db;
          opt.dry_run = a->dry_run;
          opt.threads = a->threads;
+         opt.reuse_timings = a->reuse_timings;
          if (!a->shard.empty()) opt.shard = parse_shard(a->shard);
          const RunSummary s = run_plan(p, opt, std::cerr);
          if (a->dry_run) return 0;

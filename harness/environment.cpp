@@ -34,6 +34,7 @@ constexpr double kFmaPeakSecondsPerWidth = 0.2;
 nlohmann::json Environment::to_json() const {
   return {{"git_commit", git_commit},
           {"git_dirty", git_dirty},
+          {"git_diff_sha256", git_diff_sha256},
           {"build_type", build_type},
           {"compiler", compiler},
           {"compile_flags", compile_flags},
@@ -50,6 +51,7 @@ Environment capture_environment() {
   const BuildProvenance& build = build_provenance();
   e.git_commit = build.git_commit;
   e.git_dirty = build.git_dirty;
+  e.git_diff_sha256 = build.git_diff_sha256;
   e.accelbench_version = build.version;
   e.build_type = ACCELBENCH_BUILD_TYPE;
   e.compile_flags = ACCELBENCH_COMPILE_FLAGS;

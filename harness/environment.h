@@ -1,4 +1,4 @@
-// Environment capture for provenance: the git commit, dirty flag and version the binary was BUILT
+// Environment capture for provenance: the git commit, dirty state and version the binary was BUILT
 // from (captured by CMake, never read from the tree checked out at run time), build type, compiler
 // and flags, CPU model and ISA flags, thread count, host name, and the machine's FMA peak.
 // Owns only reading these facts; never decides what is stored where.
@@ -13,12 +13,15 @@ struct BuildProvenance {
   const char* git_commit;  // `git rev-parse HEAD` of the source tree; "unknown" outside git
   bool git_dirty;          // tracked files differed from HEAD when the binary was built
   const char* version;     // the CMake project version
+  // sha256 of `git diff HEAD` (tracked files) when git_dirty, else "": the dirty tree's state.
+  const char* git_diff_sha256;
 };
 const BuildProvenance& build_provenance();
 
 struct Environment {
   std::string git_commit;  // "unknown" when the source was not a git checkout at build time
   bool git_dirty = false;
+  std::string git_diff_sha256;  // see BuildProvenance
   std::string build_type, compiler, compile_flags;
   std::string cpu_model, cpu_flags;  // cpu_flags: the SIMD-relevant subset (avx2, avx512f, ...)
   int threads = 0;

@@ -272,7 +272,7 @@ Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::stri
   check_keys(j,
              {"name", "models", "methods", "context_lengths", "workload", "suite", "reference",
               "kv_dtypes", "warmup", "trials", "decode_tokens", "agreement_steps", "threads",
-              "prefill_chunk", "seed", "description"},
+              "prefill_chunk", "seed", "description", "timings"},
              src, "");
   Plan p;
   p.source = j;
@@ -334,6 +334,15 @@ Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::stri
     if (!j["seed"].is_number_integer() || j["seed"].get<int64_t>() < 0)
       fail(src, "seed", "must be a non-negative integer");
     p.seed = j["seed"].get<uint64_t>();
+  }
+  if (j.contains("timings")) {
+    if (!j["timings"].is_boolean()) fail(src, "timings", "must be true or false");
+    p.timings = j["timings"].get<bool>();
+    if (!p.timings && find_suite(p.suite.name).metrics().empty())
+      fail(src, "timings",
+           "false needs a suite with scores: suite '" + p.suite.name +
+               "' has none, so its cases "
+               "measure timings only");
   }
   if (j.contains("description") && !j["description"].is_string())
     fail(src, "description", "must be a string");

@@ -60,6 +60,10 @@ struct Plan {
   int threads = 0;  // 0 = all cores
   size_t prefill_chunk = 512;
   uint64_t seed = 0;
+  // false: the plan's figures are its suite's scores and its timings are not reported, so its
+  // cases are quality-only: keyed without the build's commit and CPU and reused across them
+  // (runner.h). Only for a suite that declares metrics.
+  bool timings = true;
   nlohmann::json source;  // the plan as given
 };
 

@@ -76,12 +76,12 @@ nlohmann::json suite_declaration(const Plan& plan) {
   return out;
 }
 
-results::RunInfo make_run_info(const Plan& plan, const RunOptions& opt, size_t n_cases,
-                               const SetDigests& digests) {
-  const Environment env = capture_environment();
+results::RunInfo make_run_info(const Plan& plan, const RunOptions& opt, const Environment& env,
+                               size_t n_cases, const SetDigests& digests) {
   results::RunInfo info;
   info.git_commit = env.git_commit;
   info.git_dirty = env.git_dirty;
+  info.git_diff_sha256 = env.git_diff_sha256;
   info.build_type = env.build_type;
   info.compiler = env.compiler + " | " + env.compile_flags;
   info.cpu_model = env.cpu_model;
@@ -94,6 +94,7 @@ results::RunInfo make_run_info(const Plan& plan, const RunOptions& opt, size_t n
   info.config = {{"db", opt.db_path},           {"shard", opt.shard.text()},
                  {"threads", env.threads},      {"cases", n_cases},
                  {"kv_dtypes", plan.kv_dtypes}, {"prefill_chunk", plan.prefill_chunk},
+                 {"timings", plan.timings},     {"reuse_timings", opt.reuse_timings},
                  {"environment", env.to_json()}};
   info.hostname = env.hostname;
   info.accelbench_version = env.accelbench_version;
@@ -132,12 +133,43 @@ class Progress {
   Clock::time_point start_ = Clock::now(), last_ = Clock::now() - std::chrono::seconds(60);
 };
 
-void print_dry_run(const Plan& plan, const std::vector<Case>& cases,
-                   const std::vector<std::string>& keys, const std::set<std::string>& done,
-                   std::ostream& log) {
-  for (size_t i = 0; i < cases.size(); ++i)
-    log << (done.count(keys[i]) ? "done  " : "todo  ") << cases[i].label(plan) << "  "
-        << keys[i].substr(0, 12) << "\n";
+// A case of this run: its key here and whether the store already has it.
+struct KeyedCase {
+  Case c;
+  std::string key, base_key;  // stored under key; base_key is its config_key
+  ResumeState state;
+};
+
+void print_dry_run(const Plan& plan, const std::vector<KeyedCase>& cases, std::ostream& log) {
+  for (const KeyedCase& k : cases) {
+    log << (k.state.done ? "done  " : "todo  ") << k.c.label(plan) << "  " << k.key.substr(0, 12);
+    if (!k.state.remeasure_why.empty()) log << "  (re-measure: " << k.state.remeasure_why << ")";
+    log << "\n";
+  }
+}
+
+// Why finished timing cases run again, one line per difference; nothing when none does.
+void print_remeasured(const RunSummary& sum, std::ostream& log) {
+  for (const auto& [why, n] : sum.remeasured)
+    log << n << " timing case" << (n == 1 ? "" : "s") << " re-measured: " << why
+        << " (run --reuse-timings to keep the earlier timings)\n";
+}
+
+// This run's conditions and those of the store's earlier runs.
+ResumeRule resume_rule(const results::ResultStore* store, const Plan& plan, const Environment& env,
+                       const RunOptions& opt) {
+  std::set<std::string> done;
+  std::vector<TimingConditions> earlier;
+  if (store) {
+    done = store->done_cases(plan.trials);
+    for (const results::RunInfo& r : store->runs()) earlier.push_back(conditions_of(r));
+  }
+  results::RunInfo now;
+  now.git_commit = env.git_commit;
+  now.git_dirty = env.git_dirty;
+  now.git_diff_sha256 = env.git_diff_sha256;
+  now.cpu_model = env.cpu_model;
+  return ResumeRule(std::move(done), conditions_of(now), std::move(earlier), opt.reuse_timings);
 }
 
 // Loads the models a method uses now, so loading counts as setup rather than as the case's
@@ -154,9 +186,9 @@ void preload_models(const Method& m, LoadedModelSet& set) {
 
 // Runs one case and records its trials, or its failure, in one transaction; an interrupted case is
 // dropped whole.
-void run_and_record(const CaseInput& in, const std::string& key, results::ResultStore& store,
+void run_and_record(const CaseInput& in, const KeyedCase& k, results::ResultStore& store,
                     CaseTimes& times, RunSummary& sum, Progress& progress) {
-  const results::TrialRecord identity = case_identity(in, key, sum.run_id);
+  const results::TrialRecord identity = case_identity(in, k.key, k.base_key, sum.run_id);
   try {
     const auto trials = run_case(in, identity, times);
     if (in.interrupts) return;
@@ -173,13 +205,6 @@ void run_and_record(const CaseInput& in, const std::string& key, results::Result
 
 }  // namespace
 
-std::string case_key(const Plan& plan, const Case& c,
-                     const std::map<std::string, std::string>& input_digests) {
-  nlohmann::json k = c.config(plan);
-  for (const auto& [role, sha] : input_digests) k[role + "_sha256"] = sha;
-  return sha256_text(k.dump());
-}
-
 RunSummary run_plan(const Plan& given, const RunOptions& opt, std::ostream& log) {
   RunSummary sum;
   const auto t_setup = Clock::now();
@@ -189,6 +214,9 @@ RunSummary run_plan(const Plan& given, const RunOptions& opt, std::ostream& log)
   if (opt.threads > 0) plan.threads = opt.threads;
   if (plan.threads > 0) set_num_threads(plan.threads);
   const std::vector<Case> all_cases = expand_plan(plan);
+  // Captured after the thread count is set: the run records the count its trials use.
+  Environment env = opt.environment ? *opt.environment : capture_environment();
+  env.threads = num_threads();
 
   for (const auto& s : plan.models) {
     if (opt.dry_run) continue;
@@ -196,49 +224,50 @@ RunSummary run_plan(const Plan& given, const RunOptions& opt, std::ostream& log)
   }
   const std::filesystem::path db(opt.db_path);
   std::unique_ptr<results::ResultStore> store;
-  std::set<std::string> done;
   if (!opt.dry_run) {
     if (db.has_parent_path()) std::filesystem::create_directories(db.parent_path());
     store = std::make_unique<results::ResultStore>(results::ResultStore::open(opt.db_path));
-    done = store->done_cases(plan.trials);
   } else if (std::filesystem::exists(db)) {
     store =
         std::make_unique<results::ResultStore>(results::ResultStore::open_readonly(opt.db_path));
-    done = store->done_cases(plan.trials);
   }
+  const ResumeRule resume = resume_rule(store.get(), plan, env, opt);
   const SetDigests digests = digest_inputs(plan, store.get());
   for (size_t i = 0; i < plan.models.size() && !opt.dry_run; ++i)
     if (!digests[i].count("target"))
       throw PlanError("[plan] models[" + std::to_string(i) + "].target: no such file '" +
                       plan.models[i].path("target") + "'");
-  std::vector<Case> cases;  // this shard's (every case when not sharded), in plan order
-  std::vector<std::string> keys;
+  std::vector<KeyedCase> cases;  // this shard's (every case when not sharded), in plan order
+  const bool timing = !quality_only(plan);
+  size_t todo = 0;
   for (const Case& c : all_cases) {
-    std::string key = case_key(plan, c, case_digests(c, digests));
-    if (!opt.shard.contains(key)) continue;
-    cases.push_back(c);
-    keys.push_back(std::move(key));
+    const std::string base = case_key(plan, c, case_digests(c, digests));
+    if (!opt.shard.contains(base)) continue;
+    cases.push_back({c, resume.key(base, timing), base, resume.state(base, timing)});
+    const ResumeState& st = cases.back().state;
+    todo += st.done ? 0 : 1;
+    if (!st.remeasure_why.empty()) ++sum.remeasured[st.remeasure_why];
   }
   sum.cases = cases.size();
   if (opt.dry_run) {
-    print_dry_run(plan, cases, keys, done, log);
+    print_dry_run(plan, cases, log);
+    print_remeasured(sum, log);
     return sum;
   }
-  sum.run_id = store->begin_run(make_run_info(plan, opt, cases.size(), digests));
+  print_remeasured(sum, log);
+  sum.run_id = store->begin_run(make_run_info(plan, opt, env, cases.size(), digests));
   sum.setup_s += since(t_setup);
 
   g_interrupts = 0;
   auto old_handler = std::signal(SIGINT, on_sigint);
-  size_t todo = 0;
-  for (const auto& k : keys) todo += done.count(k) ? 0 : 1;
   {
     Progress progress(log, todo);
     std::unique_ptr<LoadedModelSet> loaded;  // one model set in memory at a time
     size_t loaded_set = plan.models.size();  // its index in plan.models
     ReferenceCache references;
     for (size_t ci = 0; ci < cases.size() && !g_interrupts; ++ci) {
-      const Case& c = cases[ci];
-      if (done.count(keys[ci])) {
+      const Case& c = cases[ci].c;
+      if (cases[ci].state.done) {
         ++sum.skipped;
         continue;
       }
@@ -253,7 +282,7 @@ RunSummary run_plan(const Plan& given, const RunOptions& opt, std::ostream& log)
       }
       preload_models(find_method(c.method), *loaded);
       times.setup_s += since(t_load);
-      run_and_record({plan, c, *loaded, references, g_interrupts}, keys[ci], *store, times, sum,
+      run_and_record({plan, c, *loaded, references, g_interrupts}, cases[ci], *store, times, sum,
                      progress);
       if (g_interrupts) break;  // the case in flight is dropped, never half-recorded
       sum.measured_s += times.measured_s;

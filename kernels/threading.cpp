@@ -100,6 +100,12 @@ bool spin_until(Ready ready, int spin_us) {
 
 std::atomic<uint64_t> g_backoffs{0};
 std::atomic<bool> g_backoff_enabled{true};
+// The end of the latest back-off period (steady clock, ns since its epoch), for BackoffWindow.
+std::atomic<int64_t> g_solo_until_ns{0};
+
+int64_t steady_ns(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
 
 thread_local bool t_inside_pool = false;  // this thread is running a body (nesting runs inline)
 
@@ -185,6 +191,7 @@ class Pool {
     backoff_ =
         backoff_ == Clock::duration::zero() ? kMinBackoff : std::min(2 * backoff_, kMaxBackoff);
     solo_until_ = t2 + backoff_;
+    g_solo_until_ns.store(steady_ns(solo_until_), std::memory_order_relaxed);
     g_backoffs.fetch_add(1, std::memory_order_relaxed);
   }
 
@@ -295,8 +302,28 @@ int parallel_slots() {
 void set_parallel_backoff(bool enabled) {
   g_backoff_enabled.store(enabled);
 }
+bool parallel_backoff_enabled() {
+  return g_backoff_enabled.load();
+}
 uint64_t parallel_backoffs() {
   return g_backoffs.load(std::memory_order_relaxed);
+}
+
+ScopedParallelBackoff::ScopedParallelBackoff(bool enabled) : previous_(parallel_backoff_enabled()) {
+  set_parallel_backoff(enabled);
+}
+ScopedParallelBackoff::~ScopedParallelBackoff() {
+  set_parallel_backoff(previous_);
+}
+
+// A period still running counts only while back-off is enabled: disabled, the pool ignores it.
+BackoffWindow::BackoffWindow()
+    : backoffs_at_start_(parallel_backoffs()),
+      began_inside_backoff_(parallel_backoff_enabled() &&
+                            g_solo_until_ns.load(std::memory_order_relaxed) >
+                                steady_ns(Clock::now())) {}
+int64_t BackoffWindow::events() const {
+  return int64_t(parallel_backoffs() - backoffs_at_start_) + (began_inside_backoff_ ? 1 : 0);
 }
 double min_parallel_work() {
   return kMinParallelWork;

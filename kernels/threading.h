@@ -68,6 +68,35 @@ int parallel_slots();
 uint64_t parallel_backoffs();
 // Back-off is on by default; tests turn it off so that every region really uses the pool.
 void set_parallel_backoff(bool enabled);
+bool parallel_backoff_enabled();
+
+// Sets whether the pool may back off for the guard's lifetime and restores the previous setting
+// when it ends (also on an exception). Off, every region uses the pool's threads, including right
+// after a region lost to a descheduled thread: on a loaded machine that costs time, which is why
+// back-off is on by default.
+class ScopedParallelBackoff {
+ public:
+  explicit ScopedParallelBackoff(bool enabled);
+  ~ScopedParallelBackoff();
+  ScopedParallelBackoff(const ScopedParallelBackoff&) = delete;
+  ScopedParallelBackoff& operator=(const ScopedParallelBackoff&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// Counts the back-off periods that overlap a timed region, from construction to events(): those
+// that began inside it, plus one still running when it began (its regions ran on one thread
+// too). Zero means every region in the window could use all threads.
+class BackoffWindow {
+ public:
+  BackoffWindow();
+  int64_t events() const;
+
+ private:
+  uint64_t backoffs_at_start_;
+  bool began_inside_backoff_;
+};
 
 // The work threshold used by parallel_for(n, work, body); see threading.cpp for how it was set.
 double min_parallel_work();

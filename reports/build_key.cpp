@@ -20,7 +20,13 @@ std::string abbreviate_cpu(const std::string& cpu_model) {
 
 std::string Build::label() const {
   std::string l = commit.empty() ? "unknown" : commit.substr(0, 7);
-  if (dirty) l += "+dirty";
+  if (dirty) {
+    l += "+dirty";
+    // code_state's "<commit>-dirty-<digest>"; runs recorded before the digest have none.
+    const std::string tag = commit + "-dirty-";
+    if (state.rfind(tag, 0) == 0 && state.size() > tag.size())
+      l += "." + state.substr(tag.size(), 6);
+  }
   if (!cpu.empty()) l += ", " + abbreviate_cpu(cpu);
   return l;
 }
@@ -31,7 +37,8 @@ BuildIndex::BuildIndex(const results::ResultStore& store,
 
 BuildIndex::BuildIndex(const std::vector<results::RunInfo>& runs,
                        const std::vector<results::TrialRecord>& trials) {
-  for (const auto& r : runs) by_run_[r.run_id] = {r.git_commit, r.git_dirty, r.cpu_model};
+  for (const auto& r : runs)
+    by_run_[r.run_id] = {r.git_commit, r.git_dirty, results::code_state(r), r.cpu_model};
   std::set<Build> seen;
   for (const auto& t : trials) seen.insert(of(t));
   builds_ = seen.size();
@@ -45,12 +52,15 @@ const Build& BuildIndex::of(const results::TrialRecord& t) const {
 
 Cell BuildIndex::cell(const results::TrialRecord& t) const {
   const Build& b = of(t);
-  return Cell(b.label(), {{"commit", b.commit}, {"dirty", b.dirty}, {"cpu_model", b.cpu}});
+  return Cell(
+      b.label(),
+      {{"commit", b.commit}, {"dirty", b.dirty}, {"code_state", b.state}, {"cpu_model", b.cpu}});
 }
 
 std::string BuildIndex::footnote() const {
   if (!split()) return "";
-  return "Build = the runs' git commit (+dirty: uncommitted changes) and CPU model: this "
+  return "Build = the runs' git commit (+dirty.<digest>: uncommitted changes, told apart by their "
+         "diff) and CPU model: this "
          "selection holds " +
          std::to_string(builds_) +
          " builds, so rows are split by build and every time and speedup uses the trials of one "

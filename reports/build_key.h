@@ -1,4 +1,4 @@
-// The build a trial was timed on — (git commit, dirty tree, CPU model) of its run — and the
+// The build a trial was timed on — (code state, CPU model) of its run — and the
 // per-selection index every timing table splits rows by, so that no time or speedup pools trials
 // of different code or machines. Reads runs through the store; formats only the "Build" label.
 #pragma once
@@ -15,10 +15,14 @@ namespace accel::reports {
 struct Build {
   std::string commit;
   bool dirty = false;
+  std::string state;  // results::code_state: tells two dirty builds of one commit apart
   std::string cpu;
   auto operator<=>(const Build&) const = default;
-  // "0123456+dirty, Xeon 8375C": the commit's first 7 digits and the CPU model abbreviated.
+  // "0123456+dirty.1a2b3c, Xeon 8375C": the commit's first 7 digits, for a dirty build the first
+  // 6 digits of its diff's digest, and the CPU model abbreviated.
   std::string label() const;
+  // The exact grouping identity (code state and full CPU model; the label abbreviates).
+  std::string key() const { return state + "|" + cpu; }
 };
 
 // "Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz" -> "Xeon Platinum 8375C": trademarks, vendor,
@@ -39,8 +43,8 @@ class BuildIndex {
 
   const Build& of(const results::TrialRecord& t) const;
   bool split() const { return builds_ > 1; }
-  // The grouping key: the build's label when split, "" otherwise (one group).
-  std::string key(const results::TrialRecord& t) const { return split() ? of(t).label() : ""; }
+  // The grouping key: the build's identity when split, "" otherwise (one group).
+  std::string key(const results::TrialRecord& t) const { return split() ? of(t).key() : ""; }
 
   static Column column() { return {"build", "Build", Align::Left}; }
   Cell cell(const results::TrialRecord& t) const;

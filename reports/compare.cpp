@@ -1,5 +1,6 @@
-// compare_stores (compare.h). Trials are pooled per case_key and build (all runs of one build in a
-// store count), so a store with repeated runs gives more trials per case rather than separate
+// compare_stores (compare.h). Trials are pooled per case (config_key: the same case matches across
+// commits and CPUs, whose timing case_keys differ) and build (all runs of one build in a store
+// count), so a store with repeated runs gives more trials per case rather than separate
 // comparisons, and a store spanning builds gives one comparison per pair of builds.
 #include "reports/compare.h"
 
@@ -76,11 +77,11 @@ CompareResult compare_trials(const std::vector<TrialRecord>& bt, const std::vect
   for (const auto& n : opt.metrics) ms.push_back(&metric(n));
   if (ms.empty()) throw std::invalid_argument("compare: no metric given");
   if (!(opt.max_slowdown >= 0)) throw std::invalid_argument("compare: max slowdown must be >= 0");
-  // case key -> build key -> trials
+  // case (config_key) -> build key -> trials
   using ByBuild = std::map<std::string, std::vector<const TrialRecord*>>;
   std::map<std::string, ByBuild> b, c;
-  for (const auto& t : bt) b[t.case_key][bb.key(t)].push_back(&t);
-  for (const auto& t : ct) c[t.case_key][cb.key(t)].push_back(&t);
+  for (const auto& t : bt) b[results::case_identity_key(t)][bb.key(t)].push_back(&t);
+  for (const auto& t : ct) c[results::case_identity_key(t)][cb.key(t)].push_back(&t);
   CompareResult r;
   r.split_builds = bb.split() || cb.split();
   for (const auto& [k, v] : b) r.only_baseline += !c.count(k);

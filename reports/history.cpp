@@ -79,8 +79,10 @@ History load_history(const std::vector<std::pair<std::string, const results::Res
       if (!v || !std::isfinite(*v) || *v <= 0) continue;
       const auto it = run_of.find({t.run_id, si});
       if (it == run_of.end()) continue;  // a trial of a run the store does not list
-      if (!cases.count(t.case_key)) cases.emplace(t.case_key, case_identity(t));
-      by_case_run[{t.case_key, it->second}].push_back(std::move(t));
+      // The case across commits (a timing case_key names its commit).
+      const std::string key = results::case_identity_key(t);
+      if (!cases.count(key)) cases.emplace(key, case_identity(t));
+      by_case_run[{key, it->second}].push_back(std::move(t));
     }
   }
   if (by_case_run.empty())

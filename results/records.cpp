@@ -54,6 +54,17 @@ Field<R> integer(const char* name, int64_t R::*m) {
           [m, name](R& r, const Value& v) { r.*m = want<int64_t>(v, name); }};
 }
 template <class R>
+Field<R> opt_integer(const char* name, std::optional<int64_t> R::*m) {
+  return {name, Kind::Int, true,
+          [m](const R& r) -> Value { return r.*m ? Value(*(r.*m)) : Value(); },
+          [m, name](R& r, const Value& v) {
+            if (std::holds_alternative<std::monostate>(v))
+              r.*m = std::nullopt;
+            else
+              r.*m = want<int64_t>(v, name);
+          }};
+}
+template <class R>
 Field<R> boolean(const char* name, bool R::*m) {
   return {name, Kind::Int, false, [m](const R& r) -> Value { return int64_t(r.*m ? 1 : 0); },
           [m, name](R& r, const Value& v) { r.*m = want<int64_t>(v, name) != 0; }};
@@ -160,7 +171,14 @@ TrialRecord make_failed(TrialRecord r, std::string error) {
   r.stats = nlohmann::json::object();
   r.other_cpu_s.reset();
   r.loadavg_1m.reset();
+  r.backoffs_in_region.reset();
   return r;
+}
+
+std::string code_state(const RunInfo& r) {
+  if (!r.git_dirty) return r.git_commit;
+  if (r.git_diff_sha256.empty()) return r.git_commit + "-dirty";
+  return r.git_commit + "-dirty-" + r.git_diff_sha256.substr(0, 12);
 }
 
 const std::vector<Field<RunInfo>>& run_fields() {
@@ -184,6 +202,7 @@ const std::vector<Field<RunInfo>>& run_fields() {
       opt_real("fma_peak_gflops", &R::fma_peak_gflops),
       json("inputs", &R::inputs),
       json("suite", &R::suite),
+      text("git_diff_sha256", &R::git_diff_sha256),
   };
   return f;
 }
@@ -225,6 +244,8 @@ const std::vector<Field<TrialRecord>>& trial_fields() {
              opt_text("prediction", &R::prediction),
              json("sample_reference", &R::sample_reference),
              text("sample_task", &R::sample_task),
+             text("config_key", &R::config_key),
+             opt_integer("backoffs_in_region", &R::backoffs_in_region),
          })
       v.push_back(std::move(m));
     return v;

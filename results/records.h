@@ -52,14 +52,29 @@ struct RunInfo {
   // aggregation}]} so reports can aggregate scores by their declarations without the suite code.
   nlohmann::json inputs = nlohmann::json::object();
   nlohmann::json suite = nlohmann::json::object();
+  // Schema v7: sha256 of the tracked files' diff against HEAD when the binary was built from a
+  // dirty tree, so two dirty builds of one commit are told apart; "" for a clean build and for
+  // runs recorded before v7.
+  std::string git_diff_sha256;
   bool operator==(const RunInfo&) const = default;
 };
+
+// The code a run's timings were measured with: the commit, or for a dirty build
+// "<commit>-dirty-<first 12 hex digits of git_diff_sha256>" ("<commit>-dirty" before v7, when the
+// diff was not recorded). Timing case keys and the report tables group trials by this and
+// cpu_model: timings of different code or CPUs are never pooled.
+std::string code_state(const RunInfo& r);
 
 // One measured trial of one case. A case (case_key) is method × resolved params × model pair ×
 // context length × workload sample; its trials are recorded together (ResultStore::record_case).
 // A failed trial has `error` set and no timings (make_failed()).
 struct TrialRecord {
   std::string case_key;
+  // Schema v7: the case without the conditions of its timing (harness/case_keys.h's base key:
+  // configuration and input digests), equal across commits and CPUs where case_key of a timing
+  // case is not; compare and history match cases by it. Readers and record_case fill it with
+  // case_key when empty (rows before v7, whose keys had no conditions).
+  std::string config_key;
   int64_t trial_index = 0;
   std::string run_id;
   std::string method;
@@ -83,7 +98,11 @@ struct TrialRecord {
   std::optional<std::string> reference_method;
   std::optional<double> other_cpu_s;
   std::optional<double> loadavg_1m;
-  std::optional<int64_t> backoffs_in_region;
+  // Schema v7: the thread pool's back-off periods that overlapped the trial's timed region
+  // (kernels/threading.h BackoffWindow); > 0 means part of the timing ran on fewer threads than the
+  // run asked for, so tables flag it.
+  std::optional<int64_t> backoffs_in_region;  // pool back-off events inside the trial's timed
+                                              // regions; null = not recorded (older rows)
   // Schema v5: the scored generation decoded with the target's tokenizer (null when the model has
   // none or the suite scores teacher-forced logits rather than text) and the sample's reference
   // answer(s) as the suite gave them, so each per-sample score can be rechecked from the store.
@@ -106,6 +125,12 @@ struct TrialRecord {
   bool failed() const { return error.has_value(); }
   bool operator==(const TrialRecord&) const = default;
 };
+
+// The key that names a case whatever the commit and CPU of its timings: config_key, or case_key
+// for a record that has none (built in memory, or read from an older store).
+inline const std::string& case_identity_key(const TrialRecord& t) {
+  return t.config_key.empty() ? t.case_key : t.config_key;
+}
 
 // `base` (its identity: case, run, method, params, models, workload, sample, trial) turned into a
 // failure record: error text set, every timing and output cleared.

@@ -253,6 +253,11 @@ int64_t ResultStore::record_case(const std::vector<TrialRecord>& trials) {
     run_ids.insert(t.run_id);
   }
   const std::string now = utc_now();
+  std::vector<TrialRecord> filled = trials;
+  for (TrialRecord& t : filled) {
+    if (t.recorded_at.empty()) t.recorded_at = now;
+    if (t.config_key.empty()) t.config_key = t.case_key;
+  }
   return db_->transaction([&] {
     auto chk = db_->prepare("SELECT 1 FROM runs WHERE run_id = ?");
     for (const auto& id : run_ids) {
@@ -263,15 +268,7 @@ int64_t ResultStore::record_case(const std::vector<TrialRecord>& trials) {
     }
     auto st = db_->prepare(upsert_trial_sql());
     int64_t written = 0;
-    for (const auto& t : trials) {
-      if (t.recorded_at.empty()) {
-        TrialRecord c = t;
-        c.recorded_at = now;
-        written += upsert(st, c);
-      } else {
-        written += upsert(st, t);
-      }
-    }
+    for (const auto& t : filled) written += upsert(st, t);
     return written;
   });
 }
@@ -348,7 +345,11 @@ std::vector<TrialRecord> ResultStore::trials(const TrialFilter& f) const {
   if (f.context_len) bind_named(":ctx", *f.context_len);
   if (f.run_id) bind_named(":run", *f.run_id);
   std::vector<TrialRecord> out;
-  while (st.step()) out.push_back(read_record(st, trial_fields(), db_->label(), "trials"));
+  while (st.step()) {
+    out.push_back(read_record(st, trial_fields(), db_->label(), "trials"));
+    // A store before v7, read without migrating: its keys had no conditions.
+    if (out.back().config_key.empty()) out.back().config_key = out.back().case_key;
+  }
   return out;
 }
 

@@ -118,6 +118,17 @@ UPDATE trials SET sample_task = substr(sample_task, 1, length(sample_task) - 2)
   WHERE workload = 'longbench' AND sample_task LIKE '%\_e' ESCAPE '\';
 PRAGMA user_version = 6;
 )sql"},
+      // Older rows keep NULL back-offs (not recorded) and an empty diff digest (a dirty run of
+      // theirs reads as "<commit>-dirty", see code_state()).
+      {7, "conditions of a timing: pool back-offs inside a trial, the diff digest of a dirty build",
+       R"sql(
+ALTER TABLE trials ADD COLUMN backoffs_in_region INTEGER;
+ALTER TABLE trials ADD COLUMN config_key TEXT NOT NULL DEFAULT '';
+UPDATE trials SET config_key = case_key;
+CREATE INDEX trials_by_config_key ON trials(config_key);
+ALTER TABLE runs ADD COLUMN git_diff_sha256 TEXT NOT NULL DEFAULT '';
+PRAGMA user_version = 7;
+)sql"},
   };
   return m;
 }

@@ -74,9 +74,17 @@ bool have_git() {
   return shell("git --version").has_value();
 }
 
-// The initializer the generated source holds: {"<commit>", <dirty>, "<version>"}.
-std::string initializer(const std::string& commit, bool dirty, const std::string& version) {
-  return "{\"" + commit + "\", " + (dirty ? "true" : "false") + ", \"" + version + "\"}";
+// The initializer the generated source holds: {"<commit>", <dirty>, "<version>", "<diff sha>"}.
+std::string initializer(const std::string& commit, bool dirty, const std::string& version,
+                        const std::string& diff_sha256 = "") {
+  return "{\"" + commit + "\", " + (dirty ? "true" : "false") + ", \"" + version + "\", \"" +
+         diff_sha256 + "\"}";
+}
+
+// The diff digest a generated source holds ("" when there is none).
+std::string diff_digest_in(const std::string& generated) {
+  const auto m = test::Pattern(R"re(, "([0-9a-f]{64})"\})re").search(generated);
+  return m ? m->groups[0] : "";
 }
 
 TEST(BuildProvenance, CommitEqualsHeadOfTheSourceTreeItWasBuiltFrom) {
@@ -108,6 +116,8 @@ TEST(BuildProvenance, CaptureEnvironmentReportsTheBuildProvenance) {
   const Environment e = capture_environment();
   EXPECT_EQ(e.git_commit, build_provenance().git_commit);
   EXPECT_EQ(e.git_dirty, build_provenance().git_dirty);
+  EXPECT_EQ(e.git_diff_sha256, build_provenance().git_diff_sha256);
+  EXPECT_EQ(e.git_diff_sha256.empty(), !e.git_dirty);
   EXPECT_EQ(e.accelbench_version, build_provenance().version);
   EXPECT_FALSE(e.accelbench_version.empty());
   EXPECT_EQ(e.to_json().at("git_commit"), e.git_commit);
@@ -146,8 +156,17 @@ TEST_F(ScratchRepo, ScriptMarksAModifiedTrackedFileDirtyButNotAnUntrackedOne) {
       << read_file(out_);
   std::ofstream(repo_ / "a.txt") << "two\n";
   ASSERT_TRUE(run_provenance_script(repo_, out_, "1.2.3"));
-  EXPECT_NE(read_file(out_).find(initializer(head, true, "1.2.3")), std::string::npos)
+  const std::string two = diff_digest_in(read_file(out_));
+  ASSERT_FALSE(two.empty()) << "a dirty build without its diff digest:\n" << read_file(out_);
+  EXPECT_NE(read_file(out_).find(initializer(head, true, "1.2.3", two)), std::string::npos)
       << read_file(out_);
+  // Another edit of the same commit is another dirty state; the same edit again is the same one.
+  std::ofstream(repo_ / "a.txt") << "three\n";
+  ASSERT_TRUE(run_provenance_script(repo_, out_, "1.2.3"));
+  EXPECT_NE(diff_digest_in(read_file(out_)), two);
+  std::ofstream(repo_ / "a.txt") << "two\n";
+  ASSERT_TRUE(run_provenance_script(repo_, out_, "1.2.3"));
+  EXPECT_EQ(diff_digest_in(read_file(out_)), two);
 }
 
 TEST_F(ScratchRepo, ScriptFollowsANewCommitAndLeavesAnUnchangedFileUntouched) {

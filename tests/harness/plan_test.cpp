@@ -202,6 +202,26 @@ TEST(Plan, ErrorsNameTheField) {
   }
 }
 
+// "timings": false marks a plan quality-only (its keys ignore commit and CPU); it must have scores
+// to be about, and it does not change the case's configuration (its base key).
+TEST(Plan, TimingsFalseMakesAScoredPlanQualityOnly) {
+  nlohmann::json j = good();
+  const Plan timed = parse_plan(j, "p.json", "/tmp/m");
+  EXPECT_TRUE(timed.timings);
+  EXPECT_FALSE(quality_only(timed));
+  j["timings"] = false;
+  const Plan quality = parse_plan(j, "p.json", "/tmp/m");
+  EXPECT_TRUE(quality_only(quality));
+  EXPECT_EQ(expand_plan(quality)[0].config(quality), expand_plan(timed)[0].config(timed));
+  j["timings"] = "no";
+  EXPECT_NE(error_of(j).find("p.json: timings: must be true or false"), std::string::npos)
+      << error_of(j);
+  j["timings"] = false;
+  j["agreement_steps"] = 0;  // the plain synthetic suite: nothing but timings
+  EXPECT_NE(error_of(j).find("p.json: timings: false needs a suite with scores"), std::string::npos)
+      << error_of(j);
+}
+
 TEST(Plan, CaseKeysDependOnConfigAndEveryInputDigest) {
   const Plan p = parse_plan(good(), "p.json", "/tmp/m");
   const auto cases = expand_plan(p);

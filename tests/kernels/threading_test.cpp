@@ -97,18 +97,19 @@ TEST(ParallelFor, TwoItemsRunOnTwoThreadsWhenOneItemWaitsForTheOther) {
   EXPECT_NE(ran_on[0], ran_on[1]);
 }
 
-// Back-off: with it on, a region in which the caller waited far longer than the whole region
-// would have taken alone makes the next regions run inline, and parallel_backoffs() counts it.
-TEST(ParallelFor, RegionThatLosesToOneThreadMakesThePoolBackOff) {
-  ThreadGuard guard;
-  set_num_threads(2);
-  set_parallel_backoff(true);
+// Runs regions that lose to one thread (with 2 threads), at most 20: item 0 waits until item 1
+// has started; item 1, when a pool thread has it, then sleeps 50 ms as if descheduled, so the
+// caller waits far longer than its own work. If the threads take the items the other way round
+// nothing is lost: try again. Stops at the first back-off, or with back-off off at the first loss.
+struct LostRegions {
+  bool lost = false;        // a pool thread held up the caller
+  bool backed_off = false;  // the pool counted a back-off
+};
+LostRegions lose_a_region_to_one_thread() {
   const uint64_t before = parallel_backoffs();
-  // Item 0 waits until item 1 has started; item 1, when a pool thread has it, then sleeps 50 ms
-  // as if descheduled, so the caller waits far longer than its own work. If the threads take the
-  // items the other way round nothing is lost: try again.
-  for (int attempt = 0; attempt < 20 && parallel_backoffs() == before; ++attempt) {
-    std::atomic<bool> started{false};
+  LostRegions out;
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    std::atomic<bool> started{false}, slept{false};
     parallel_for(2, [&](size_t i, int slot) {
       if (i == 0) {
         const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -117,10 +118,25 @@ TEST(ParallelFor, RegionThatLosesToOneThreadMakesThePoolBackOff) {
         return;
       }
       started.store(true);
-      if (slot != 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (slot != 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        slept.store(true);
+      }
     });
+    out.lost = out.lost || slept.load();
+    out.backed_off = parallel_backoffs() > before;
+    if (out.backed_off || (out.lost && !parallel_backoff_enabled())) break;
   }
-  ASSERT_GT(parallel_backoffs(), before);
+  return out;
+}
+
+// Back-off: with it on, a region in which the caller waited far longer than the whole region
+// would have taken alone makes the next regions run inline, and parallel_backoffs() counts it.
+TEST(ParallelFor, RegionThatLosesToOneThreadMakesThePoolBackOff) {
+  ThreadGuard guard;
+  set_num_threads(2);
+  set_parallel_backoff(true);
+  ASSERT_TRUE(lose_a_region_to_one_thread().backed_off);
   const std::thread::id me = std::this_thread::get_id();
   bool inline_run = true;
   parallel_for(8,
@@ -251,6 +267,64 @@ TEST(ParallelGemm, OutputsAreBitIdenticalForOneToFourThreads) {
       }
     }
   }
+}
+
+// A timed region records the back-off that happened inside it; one that ran none records 0.
+TEST(BackoffWindow, CountsABackOffInsideTheWindow) {
+  ThreadGuard guard;
+  set_num_threads(2);
+  set_parallel_backoff(true);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // outlast any earlier back-off
+  const BackoffWindow quiet;
+  EXPECT_EQ(quiet.events(), 0);
+  const BackoffWindow window;
+  ASSERT_TRUE(lose_a_region_to_one_thread().backed_off);
+  const auto lost_at = std::chrono::steady_clock::now();
+  EXPECT_GE(window.events(), 1);
+  // A window opened during that back-off period (at least 2 ms) counts it: its first regions run
+  // on one thread.
+  const BackoffWindow during;
+  if (std::chrono::steady_clock::now() - lost_at > std::chrono::milliseconds(1))
+    GTEST_SKIP() << "descheduled for over 1 ms after the lost region (machine too busy)";
+  EXPECT_EQ(during.events(), 1);
+}
+
+// With back-off off for a window, a lost region leaves the pool's threads in use and the window
+// records nothing; the guard then restores the setting it found.
+TEST(BackoffWindow, RecordsNothingWhileBackOffIsOff) {
+  ThreadGuard guard;
+  set_num_threads(2);
+  set_parallel_backoff(true);
+  {
+    const ScopedParallelBackoff off(false);
+    EXPECT_FALSE(parallel_backoff_enabled());
+    const BackoffWindow window;
+    const LostRegions r = lose_a_region_to_one_thread();
+    ASSERT_TRUE(r.lost) << "no pool thread took item 1 in 20 tries";
+    EXPECT_FALSE(r.backed_off);
+    EXPECT_EQ(window.events(), 0);
+  }
+  EXPECT_TRUE(parallel_backoff_enabled());
+}
+
+TEST(ScopedParallelBackoff, RestoresThePreviousSettingAlsoWhenNestedOrUnwound) {
+  ThreadGuard guard;  // back-off off
+  {
+    const ScopedParallelBackoff on(true);
+    EXPECT_TRUE(parallel_backoff_enabled());
+    {
+      const ScopedParallelBackoff off(false);
+      EXPECT_FALSE(parallel_backoff_enabled());
+    }
+    EXPECT_TRUE(parallel_backoff_enabled());
+  }
+  EXPECT_FALSE(parallel_backoff_enabled());
+  try {
+    const ScopedParallelBackoff on(true);
+    throw std::runtime_error("unwind");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_FALSE(parallel_backoff_enabled());
 }
 
 }  // namespace

@@ -31,9 +31,23 @@ TEST(BuildKey, AbbreviatesCpuModels) {
 }
 
 TEST(BuildKey, LabelIsShortCommitDirtyAndCpu) {
-  EXPECT_EQ((Build{"0123456789abcdef", true, "Test CPU @ 3.0GHz"}.label()), "0123456+dirty, Test");
-  EXPECT_EQ((Build{"abcdef0123", false, ""}.label()), "abcdef0");
+  EXPECT_EQ(
+      (Build{"0123456789abcdef", true, "0123456789abcdef-dirty", "Test CPU @ 3.0GHz"}.label()),
+      "0123456+dirty, Test");
+  EXPECT_EQ((Build{"0123456789abcdef", true, "0123456789abcdef-dirty-1a2b3c4d5e6f", "X"}.label()),
+            "0123456+dirty.1a2b3c, X");
+  EXPECT_EQ((Build{"abcdef0123", false, "abcdef0123", ""}.label()), "abcdef0");
   EXPECT_EQ(Build{}.label(), "unknown");
+}
+
+TEST(BuildKey, TwoDirtyBuildsOfOneCommitAreTwoBuilds) {
+  results::RunInfo a = run("a", "1111111aa", true, "X"), b = run("b", "1111111aa", true, "X");
+  a.git_diff_sha256 = std::string(64, 'a');
+  b.git_diff_sha256 = std::string(64, 'b');
+  const BuildIndex ix({a, b}, {trial("a"), trial("b")});
+  EXPECT_TRUE(ix.split());
+  EXPECT_NE(ix.key(trial("a")), ix.key(trial("b")));
+  EXPECT_NE(ix.cell(trial("a")).text, ix.cell(trial("b")).text);
 }
 
 TEST(BuildKey, SplitsOnlyWhenTrialsSpanSeveralBuilds) {

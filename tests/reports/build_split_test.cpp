@@ -64,7 +64,8 @@ TEST(BuildSplit, TwoCommitsGiveTwoRowsWithTheirOwnSpeedups) {
        "| bbbbbbb, Test | specprefill |  | 0.500 ± 0.000 | 4.00× [4.00, 4.00] |",
        "Note: Speedup: ratio of medians, baseline / method (TTFT at the same build, target model, "
        "context and workload); %*",
-       "Note: Build = the runs' git commit (+dirty: uncommitted changes) and CPU model: this "
+       "Note: Build = the runs' git commit (+dirty.<digest>: uncommitted changes, told apart by "
+       "their diff) and CPU model: this "
        "selection holds 2 builds, so rows are split by build and every time and speedup uses "
        "the trials of one build only, against the baseline of the same build."}));
 }

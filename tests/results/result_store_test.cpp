@@ -222,6 +222,63 @@ VALUES (?, 0, 'r5', 'baseline', '{}', '/m', 'sha', 'llama', 1, 1024, ?, ?, '{}',
   EXPECT_EQ(tasks, (std::vector<std::string>{"niah_single_2", "uuid", "hotpotqa", "hotpotqa", ""}));
 }
 
+// v6 rows did not record pool back-offs (NULL, not 0: "none happened" is not known) nor the diff
+// digest of a dirty build (so such a run's code state is "<commit>-dirty").
+TEST(ResultStore, MigratesFromV6WithBackoffsUnrecorded) {
+  TempDir dir;
+  const std::string path = dir.file("v6.sqlite");
+  {
+    sqlite::Database db(path, sqlite::Database::Mode::ReadWriteCreate);
+    db.exec(schema_v1_ddl());
+    for (const auto& m : migrations())
+      if (m.to_version <= 6) db.exec(m.sql);
+    ASSERT_EQ(user_version(db), 6);
+    db.exec(R"sql(
+INSERT INTO runs (run_id, started_at, git_commit, git_dirty, build_type, compiler, cpu_model,
+  cpu_flags, threads, seeds, plan, config, hostname, accelbench_version)
+VALUES ('r6', '2025-01-01T00:00:00.000Z', 'abc', 1, 'Release', 'g++', 'cpu', 'avx2', 2, '{}',
+  '{}', '{}', 'host', '0.1.0');
+INSERT INTO trials (case_key, trial_index, run_id, method, params, target_path, target_sha256,
+  target_arch, target_n_params, context_len, workload, sample_id, phases, decode_tokens,
+  prompt_tokens, kept_tokens, peak_rss_bytes, kv_bytes, output_tokens, scores, stats,
+  recorded_at)
+VALUES ('k', 0, 'r6', 'baseline', '{}', '/m', 'sha', 'llama', 1, 1024, 'synthetic', '0', '{}', 0,
+  0, 0, 0, 0, '[]', '{}', '{}', '2025-01-01T00:00:01.000Z');
+)sql");
+  }
+  EXPECT_FALSE(ResultStore::open_readonly(path).trials().at(0).backoffs_in_region)
+      << "an unmigrated store reads NULL too";
+  auto s = ResultStore::open(path);
+  ASSERT_EQ(s.schema_version(), kSchemaVersion);
+  EXPECT_FALSE(s.trials().at(0).backoffs_in_region);
+  const RunInfo old = s.runs().at(0);
+  EXPECT_EQ(old.git_diff_sha256, "");
+  EXPECT_EQ(code_state(old), "abc-dirty");
+  // A new row keeps its count, 0 included.
+  TrialRecord t = test::full_trial(s.begin_run(test::full_run()), "k0", 0);
+  t.backoffs_in_region = 0;
+  s.record_case({t});
+  EXPECT_EQ(s.trials().back().backoffs_in_region, 0);
+}
+
+// The code state tells a clean build, two dirty builds of one commit, and an old dirty run apart.
+TEST(Records, CodeStateNamesTheCommitAndADirtyBuildsDiff) {
+  RunInfo r;
+  r.git_commit = "0123456789abcdef0123456789abcdef01234567";
+  EXPECT_EQ(code_state(r), r.git_commit);
+  r.git_dirty = true;
+  EXPECT_EQ(code_state(r), r.git_commit + "-dirty");
+  r.git_diff_sha256 = "fedcba9876543210" + std::string(48, '0');
+  EXPECT_EQ(code_state(r), r.git_commit + "-dirty-fedcba987654");
+  r.git_dirty = false;  // a clean build's digest (never written) would not matter
+  EXPECT_EQ(code_state(r), r.git_commit);
+}
+
+// A failure record has no timing, so no back-off count either.
+TEST(Records, FailureRecordClearsBackoffs) {
+  EXPECT_FALSE(make_failed(test::full_trial("r", "k", 0), "boom").backoffs_in_region);
+}
+
 // The digest cache answers only while path, size, mtime and inode all match.
 TEST(ResultStore, DigestCacheMatchesWholeIdentity) {
   TempDir dir;

@@ -27,6 +27,7 @@ inline results::RunInfo full_run(const std::string& host = "host-a") {
   r.suite = {{"name", "agreement"},
              {"version", "1"},
              {"metrics", {{{"name", "agreement.top1"}, {"higher_is_better", true}}}}};
+  r.git_diff_sha256 = std::string(64, 'e');
   return r;
 }
 
@@ -34,6 +35,7 @@ inline results::TrialRecord full_trial(const std::string& run_id, const std::str
                                        int64_t trial_index, bool with_draft = true) {
   results::TrialRecord t;
   t.case_key = case_key;
+  t.config_key = case_key + "-config";
   t.trial_index = trial_index;
   t.run_id = run_id;
   t.method = "specprefill";
@@ -71,6 +73,7 @@ inline results::TrialRecord full_trial(const std::string& run_id, const std::str
   t.loadavg_1m = 1.25;
   t.prediction = "It is 42.\n\u00e9\xe2\x82\xac";  // non-ASCII UTF-8 and a newline
   t.sample_reference = {"42", {{"alt", nullptr}}};
+  t.backoffs_in_region = 3;
   return t;
 }
 
