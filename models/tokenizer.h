@@ -134,4 +134,8 @@ size_t utf8_valid_len(std::string_view s, size_t i);
 // GPT-2's byte-to-unicode map: the UTF-8 spelling of each byte in byte-level BPE vocabularies.
 const std::string& gpt2_byte_piece(uint8_t b);
 
+// A token string from a file for an error message: quoted, control bytes as \xNN, and cut after
+// `max_bytes` with "..." so a message stays one readable line.
+std::string quoted_piece(std::string_view s, size_t max_bytes = 64);
+
 }  // namespace accel::tokenizer_detail

@@ -10,20 +10,9 @@ namespace accel {
 
 namespace {
 
-// A token piece for a message: quoted, control bytes escaped, long pieces cut.
+// A token piece for a message (shorter than a load error's: two of them share one line).
 std::string shown(std::string_view s) {
-  std::string out = "'";
-  for (char c : s.substr(0, 40)) {
-    if (uint8_t(c) < 0x20) {
-      static const char* hex = "0123456789abcdef";
-      out += "\\x";
-      out += hex[uint8_t(c) >> 4];
-      out += hex[uint8_t(c) & 15];
-    } else {
-      out += c;
-    }
-  }
-  return out + (s.size() > 40 ? "...'" : "'");
+  return tokenizer_detail::quoted_piece(s, 40);
 }
 
 float score_of(const TokenizerSpec& s, size_t i) {

@@ -13,23 +13,6 @@ namespace accel {
 
 namespace {
 
-std::string quoted(std::string_view s) {
-  // Token strings come from the file: cap them so a message stays one readable line.
-  std::string out = "'";
-  for (char c : s.substr(0, 64)) {
-    if (uint8_t(c) < 0x20) {
-      static const char* hex = "0123456789abcdef";
-      out += "\\x";
-      out += hex[uint8_t(c) >> 4];
-      out += hex[uint8_t(c) & 15];
-    } else {
-      out += c;
-    }
-  }
-  if (s.size() > 64) out += "...";
-  return out + "'";
-}
-
 [[noreturn]] void fail(const std::string& source, const std::string& key, const std::string& what) {
   throw TokenizerError("[tokenizer] " + source + ": " + key + ": " + what);
 }
@@ -66,10 +49,11 @@ const std::string& gpt2_byte_piece(uint8_t b) {
 void TokenizerSpec::validate(const std::string& source) const {
   if (model != "llama" && model != "gpt2")
     fail(source, "tokenizer.ggml.model",
-         quoted(model) + " is not supported (supported: llama, gpt2)");
+         tokenizer_detail::quoted_piece(model) + " is not supported (supported: llama, gpt2)");
   if (model == "gpt2" && !tokenizer_detail::bpe_pre_supported(pre))
     fail(source, "tokenizer.ggml.pre",
-         "pre-tokenizer " + quoted(pre) + " of model 'gpt2' is not supported (supported: " +
+         "pre-tokenizer " + tokenizer_detail::quoted_piece(pre) +
+             " of model 'gpt2' is not supported (supported: " +
              tokenizer_detail::bpe_pre_supported_list() + ")");
   // The llama (SPM) model has no pre-tokenizer; llama.cpp ignores the key for it, and so do we.
 
@@ -123,7 +107,7 @@ void TokenizerSpec::validate(const std::string& source) const {
     if (!ids_of.count(tokenizer_detail::gpt2_byte_piece(uint8_t(b))))
       fail(source, "tokenizer.ggml.tokens",
            "byte-level vocabulary lacks the token for byte " + std::to_string(b) + " (" +
-               quoted(tokenizer_detail::gpt2_byte_piece(uint8_t(b))) + ")");
+               tokenizer_detail::quoted_piece(tokenizer_detail::gpt2_byte_piece(uint8_t(b))) + ")");
   if (merges.size() > kMaxVocabSize)
     fail(source, "tokenizer.ggml.merges", std::to_string(merges.size()) + " merges is too many");
   std::string joined;
@@ -132,14 +116,23 @@ void TokenizerSpec::validate(const std::string& source) const {
     const std::string key = "tokenizer.ggml.merges[" + std::to_string(i) + "]";
     // As llama.cpp: the separator is the first space after the first byte.
     const size_t sp = m.size() > 1 ? m.find(' ', 1) : std::string::npos;
-    if (sp == std::string::npos) fail(source, key, quoted(m) + " is not a pair 'a b'");
+    if (sp == std::string::npos)
+      fail(source, key, tokenizer_detail::quoted_piece(m) + " is not a pair 'a b'");
     const std::string_view a(m.data(), sp), b(m.data() + sp + 1, m.size() - sp - 1);
-    if (!ids_of.count(a)) fail(source, key, quoted(m) + " names unknown token " + quoted(a));
-    if (!ids_of.count(b)) fail(source, key, quoted(m) + " names unknown token " + quoted(b));
+    if (!ids_of.count(a))
+      fail(source, key,
+           tokenizer_detail::quoted_piece(m) + " names unknown token " +
+               tokenizer_detail::quoted_piece(a));
+    if (!ids_of.count(b))
+      fail(source, key,
+           tokenizer_detail::quoted_piece(m) + " names unknown token " +
+               tokenizer_detail::quoted_piece(b));
     joined.assign(a);
     joined.append(b);
     if (!ids_of.count(joined))
-      fail(source, key, quoted(m) + " merges into " + quoted(joined) + ", which is not a token");
+      fail(source, key,
+           tokenizer_detail::quoted_piece(m) + " merges into " +
+               tokenizer_detail::quoted_piece(joined) + ", which is not a token");
   }
 }
 
@@ -154,10 +147,11 @@ TokenizerSpec TokenizerSpec::from_gguf(const GgufFile& f) {
     // Refuse unsupported names before reading (and checking) large arrays for nothing.
     if (s.model != "llama" && s.model != "gpt2")
       fail(path, "tokenizer.ggml.model",
-           quoted(s.model) + " is not supported (supported: llama, gpt2)");
+           tokenizer_detail::quoted_piece(s.model) + " is not supported (supported: llama, gpt2)");
     if (s.model == "gpt2" && !tokenizer_detail::bpe_pre_supported(s.pre))
       fail(path, "tokenizer.ggml.pre",
-           "pre-tokenizer " + quoted(s.pre) + " of model 'gpt2' is not supported (supported: " +
+           "pre-tokenizer " + tokenizer_detail::quoted_piece(s.pre) +
+               " of model 'gpt2' is not supported (supported: " +
                tokenizer_detail::bpe_pre_supported_list() + ")");
     if (!f.has("tokenizer.ggml.tokens")) fail(path, "tokenizer.ggml.tokens", "missing");
     s.tokens = f.get_string_array("tokenizer.ggml.tokens");
@@ -239,3 +233,23 @@ TokenizerSpec byte_level_tokenizer_spec() {
 }
 
 }  // namespace accel
+
+namespace accel::tokenizer_detail {
+
+std::string quoted_piece(std::string_view s, size_t max_bytes) {
+  std::string out = "'";
+  for (char c : s.substr(0, max_bytes)) {
+    if (uint8_t(c) < 0x20) {
+      static const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[uint8_t(c) >> 4];
+      out += hex[uint8_t(c) & 15];
+    } else {
+      out += c;
+    }
+  }
+  if (s.size() > max_bytes) out += "...";
+  return out + "'";
+}
+
+}  // namespace accel::tokenizer_detail
