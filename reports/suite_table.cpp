@@ -14,6 +14,54 @@ namespace accel::reports {
 
 namespace {
 
+// LongBench's two scoring choices (suites/longbench.h), which change its scores and so must label
+// every row that used them: how Chinese is cut (jieba, the official; "char", an approximation that
+// suite versions 1-zhchar and 2-zhchar always used) and code_sim's fuzz.ratio backend (difflib,
+// the official setup; python-Levenshtein). Read from the suite params stored with the trial's run.
+struct LongBenchScoring {
+  std::string segmenter = "jieba", fuzz = "difflib";
+};
+LongBenchScoring longbench_scoring(const std::string& version, const nlohmann::json& params) {
+  LongBenchScoring s;
+  if (version.find("zhchar") != std::string::npos)
+    s.segmenter = "char";
+  else if (params.is_object() && params.contains("segmenter"))
+    s.segmenter = params["segmenter"].get<std::string>();
+  if (params.is_object() && params.contains("fuzz")) s.fuzz = params["fuzz"].get<std::string>();
+  return s;
+}
+// The label's suffix for choices other than the official ones ("" for the official setup).
+std::string scoring_suffix(const LongBenchScoring& s) {
+  std::string out;
+  if (s.segmenter != "jieba") out += " segmenter=" + s.segmenter;
+  if (s.fuzz != "difflib") out += " fuzz=" + s.fuzz;
+  return out;
+}
+std::vector<std::string> scoring_footnotes(const std::set<std::string>& segmenters,
+                                           const std::set<std::string>& fuzzes) {
+  std::vector<std::string> notes;
+  if (segmenters.count("jieba"))
+    notes.push_back(
+        "LongBench's Chinese tasks (multifieldqa_zh, dureader, vcsum) are cut by "
+        "jieba 0.42.1's default cut, as metrics.py does: the official scores.");
+  if (segmenters.count("char"))
+    notes.push_back(
+        "Rows marked segmenter=char (and every longbench v1-zhchar / v2-zhchar row) "
+        "cut Han text one character per token: their Chinese scores approximate "
+        "metrics.py's jieba cut and are not the official ones.");
+  if (fuzzes.count("difflib"))
+    notes.push_back(
+        "LongBench's code_sim_score (lcc, repobench-p): fuzzywuzzy 0.18.0's "
+        "fuzz.ratio on difflib.SequenceMatcher (no python-Levenshtein), LongBench's "
+        "official setup (fuzz=difflib).");
+  if (fuzzes.count("levenshtein"))
+    notes.push_back(
+        "Rows marked fuzz=levenshtein: code_sim_score with fuzz.ratio on "
+        "python-Levenshtein 0.12.2's ratio, as fuzzywuzzy scores where that package "
+        "is installed; not LongBench's official setup, and lcc/repobench-p differ.");
+  return notes;
+}
+
 struct MetricDecl {
   bool higher_is_better = true;
   std::string aggregation = "mean";
@@ -250,10 +298,21 @@ Table suite_table(const results::ResultStore& store, const ReportOptions& opt) {
   bool any_task = false, any_summary = false;
   const auto trials = store.trials(f);
   const auto varying = varying_params_by_method(trials);
+  std::map<std::string, nlohmann::json> suite_params;  // run_id -> its suite params
+  for (const auto& r : store.runs())
+    suite_params[r.run_id] = r.suite.value("params", nlohmann::json());
+  std::set<std::string> segmenters, fuzzes;
   for (const auto& t : trials) {
     if (t.scores.empty() || fell_back(t)) continue;
+    std::string suffix;
+    if (t.workload == "longbench") {
+      const LongBenchScoring sc = longbench_scoring(t.workload_version, suite_params[t.run_id]);
+      segmenters.insert(sc.segmenter);
+      fuzzes.insert(sc.fuzz);
+      suffix = scoring_suffix(sc);
+    }
     const GroupKey k{t.workload,
-                     t.workload + " v" + t.workload_version,
+                     t.workload + " v" + t.workload_version + suffix,
                      t.method,
                      configuration_label(t, varying),
                      t.kv_dtype.empty() ? "f32" : t.kv_dtype,
@@ -268,7 +327,10 @@ Table suite_table(const results::ResultStore& store, const ReportOptions& opt) {
   }
   SuiteTableBuilder b(std::move(decls), any_task, any_summary);
   b.set_metrics(std::move(metrics));
-  return b.build(groups);
+  Table tab = b.build(groups);
+  for (std::string& note : scoring_footnotes(segmenters, fuzzes))
+    tab.footnotes.push_back(std::move(note));
+  return tab;
 }
 
 }  // namespace accel::reports

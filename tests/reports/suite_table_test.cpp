@@ -154,6 +154,37 @@ TEST(SuiteTable, LongBenchStyleGroupsAverageTheirMemberTasksOnly) {
     EXPECT_NE(cell(t, i, "context_len").text, "Avg") << "length rows only where declared";
 }
 
+// LongBench's scoring choices label the rows that used them and are named in a footnote: the
+// character cut (asked for, or implied by a *-zhchar version) and the python-Levenshtein backend.
+TEST(SuiteTable, LongBenchScoringChoicesLabelTheirRows) {
+  test::TempDir dir;
+  auto s = results::ResultStore::open(dir.file("r.sqlite"));
+  const auto add = [&](const std::string& version, const nlohmann::json& params, int64_t ctx) {
+    auto info = test::full_run();
+    info.suite = {{"name", "longbench"}, {"version", version}, {"params", params}};
+    const std::string run = s.begin_run(info);
+    auto t = test::simple_trial(run, "baseline", nlohmann::json::object(), ctx, "0", 0, 1.0);
+    t.workload = "longbench";
+    t.workload_version = version;
+    t.scores = {{"longbench.lcc", 50.0}};
+    s.record_case({t});
+  };
+  add("3", nlohmann::json::object(), 1024);
+  add("3", {{"segmenter", "char"}, {"fuzz", "levenshtein"}}, 2048);
+  add("2-zhchar", nlohmann::json::object(), 4096);
+  const Table t = make_report(s, "suite", {});
+  std::map<std::string, std::string> label_by_ctx;
+  for (size_t i = 0; i < t.rows.size(); ++i)
+    label_by_ctx[cell(t, i, "context_len").text] = cell(t, i, "suite").text;
+  EXPECT_EQ(label_by_ctx["1024"], "longbench v3");
+  EXPECT_EQ(label_by_ctx["2048"], "longbench v3 segmenter=char fuzz=levenshtein");
+  EXPECT_EQ(label_by_ctx["4096"], "longbench v2-zhchar segmenter=char");
+  std::string notes;
+  for (const auto& n : t.footnotes) notes += n + "\n";
+  for (const char* want : {"jieba 0.42.1", "segmenter=char", "fuzz=difflib", "fuzz=levenshtein"})
+    EXPECT_NE(notes.find(want), std::string::npos) << want << " in " << notes;
+}
+
 // A single-task suite keeps the table it always had: no Task or Task score column.
 TEST(SuiteTable, SuitesWithoutTasksShowNoTaskColumns) {
   test::TempDir dir;
