@@ -77,8 +77,8 @@ void kivi_dequantize_key_block(const uint8_t* block, int head_dim, int bits, siz
 }
 
 size_t kivi_value_record_bytes(int bits, int head_dim) {
-  ACCEL_CHECK(head_dim % kKiviGroup == 0, "head_dim %d is not a multiple of %d", head_dim,
-              kKiviGroup);
+  ACCEL_CHECK(head_dim > 0 && head_dim % kKiviGroup == 0,
+              "head_dim %d is not a positive multiple of %d", head_dim, kKiviGroup);
   return size_t(head_dim / kKiviGroup) * (kivi_codes_bytes(bits) + 4);
 }
 

@@ -44,6 +44,13 @@ BuildIndex::BuildIndex(const std::vector<results::RunInfo>& runs,
   builds_ = seen.size();
 }
 
+std::string BuildIndex::label(const std::string& key) const {
+  if (key.empty()) return "";
+  for (const auto& [run, b] : by_run_)
+    if (b.key() == key) return b.label();
+  return key;  // not a key of this index: shown as given
+}
+
 const Build& BuildIndex::of(const results::TrialRecord& t) const {
   static const Build unknown;
   const auto it = by_run_.find(t.run_id);

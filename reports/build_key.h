@@ -45,6 +45,8 @@ class BuildIndex {
   bool split() const { return builds_ > 1; }
   // The grouping key: the build's identity when split, "" otherwise (one group).
   std::string key(const results::TrialRecord& t) const { return split() ? of(t).key() : ""; }
+  // What a key() prints as: its build's label ("" for ""); keys group, labels are shown.
+  std::string label(const std::string& key) const;
 
   static Column column() { return {"build", "Build", Align::Left}; }
   Cell cell(const results::TrialRecord& t) const;

@@ -137,7 +137,7 @@ CompareResult compare_trials(const std::vector<TrialRecord>& bt, const std::vect
   for (auto& p : pending) {
     CaseComparison& cc = p.cc;
     std::string key = cc.case_key + "|" + cc.metric;
-    if (r.split_builds) key += "|" + cc.baseline_build.label() + "|" + cc.candidate_build.label();
+    if (r.split_builds) key += "|" + cc.baseline_build.key() + "|" + cc.candidate_build.key();
     // The baseline's speedup over the candidate: > 1 means "candidate worse".
     const Ratio slow = speedup_ratio(
         p.cv, p.bv, p.higher_is_better ? Direction::HigherIsBetter : Direction::LowerIsBetter, key,

@@ -283,8 +283,8 @@ CostModel cost_model(const results::ResultStore& store, const ReportOptions& opt
     row.measured_cell = ratio_cell(row.measured);
     marks.mark(row.measured_cell, theirs.trials, mine.trials);
     if (bp == base_prefill.end() || theirs.values.empty())
-      missing.insert((key.build.empty() ? "" : "build " + key.build + ", ") + key.target +
-                     " at context " + std::to_string(key.ctx));
+      missing.insert((key.build.empty() ? "" : "build " + builds.label(key.build) + ", ") +
+                     key.target + " at context " + std::to_string(key.ctx));
     else
       row.r = mean(cd) / mean(bp->second);
     try {
@@ -382,7 +382,8 @@ CostModel cost_model(const results::ResultStore& store, const ReportOptions& opt
         "No trials with draft-scoring phases (draft_prefill, score) in this "
         "selection.");
   if (!builds.footnote().empty()) notes.push_back(builds.footnote());
-  if (!marks.footnote().empty()) notes.push_back(marks.footnote());
+  out.backoff_note = marks.footnote();
+  if (!out.backoff_note.empty()) notes.push_back(out.backoff_note);
   return out;
 }
 
@@ -412,7 +413,7 @@ Table costmodel_table(const CostModel& model, const ReportOptions& opt) {
     tab.columns.push_back(std::move(c));
   for (const auto& r : model.rows) {
     std::vector<Cell> row;
-    if (model.builds.split()) row.push_back(Cell(r.build));
+    if (model.builds.split()) row.push_back(Cell(model.builds.label(r.build)));
     for (Cell c : {Cell(r.target), Cell(r.draft),
                    Cell(r.method + (r.params.empty() ? "" : " (" + r.params + ")"))})
       row.push_back(std::move(c));

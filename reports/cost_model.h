@@ -55,7 +55,7 @@ EpsFit fit_eps(std::span<const CostPoint> points);  // n = 0 (eps NaN) when poin
 // draft, workload, method, varying params, KV type, context), against the baseline method with an
 // f32 cache at the same (build, target, context, workload). NaN where a figure is not available.
 struct CostModelRow {
-  std::string build;  // BuildIndex label; "" unless the selection spans several builds
+  std::string build;  // BuildIndex key (builds.label() shows it); "" unless several builds
   std::string target, target_sha, draft, draft_sha, workload, method, params, kv;
   std::string arch;  // the target's architecture (eps is fitted per architecture)
   bool synthetic = false;
@@ -74,6 +74,7 @@ struct CostModel {
   bool show_kv = false;
   BuildIndex builds;
   std::vector<std::string> footnotes;  // fits, missing baselines, fallbacks, builds, back-offs
+  std::string backoff_note;            // the back-off footnote alone ("" when no cell is marked)
 };
 // Trials that fell back to full prefill are left out and counted in a footnote.
 CostModel cost_model(const results::ResultStore& store, const ReportOptions& opt);

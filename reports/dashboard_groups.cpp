@@ -106,7 +106,8 @@ CaseGroup make_group(const History& h, const std::vector<size_t>& members,
     const nlohmann::json ia = key_of(a), ib = key_of(b);
     for (const auto& k : varying) {
       const nlohmann::json va = ia.value(k, nlohmann::json()), vb = ib.value(k, nlohmann::json());
-      if (va != vb) return value_less(va, vb);
+      // Equality by the order itself (natural order ties "a01" with "a1"): a strict weak order.
+      if (value_less(va, vb) || value_less(vb, va)) return value_less(va, vb);
     }
     return ca.case_key < cb.case_key;
   });

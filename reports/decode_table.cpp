@@ -153,7 +153,7 @@ Table decode_table(const results::ResultStore& store, const ReportOptions& opt) 
     const Figures theirs = b == base.end() ? Figures{} : figures(b->second);
     if ((!mine.tok_s.values.empty() && theirs.tok_s.values.empty()) ||
         (!mine.bytes.values.empty() && theirs.bytes.values.empty()))
-      missing.insert((k.build.empty() ? "" : "build " + k.build + ", ") + k.target +
+      missing.insert((k.build.empty() ? "" : "build " + builds.label(k.build) + ", ") + k.target +
                      " at context " + std::to_string(k.ctx) + ", workload " + k.workload);
     std::vector<Cell> row;
     if (builds.split()) row.push_back(builds.cell(*ts.front()));

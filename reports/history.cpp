@@ -24,7 +24,7 @@ namespace {
 
 CaseHistory case_identity(const TrialRecord& t) {
   CaseHistory c;
-  c.case_key = t.case_key;
+  c.case_key = results::case_identity_key(t);  // compare judges cases by this key too
   c.method = t.method;
   c.model = model_label(t.target);
   c.kv_dtype = kv_dtype_of(t);

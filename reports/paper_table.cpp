@@ -411,7 +411,7 @@ void costmodel_rows(const PublishedRow& row, const CostModel& cm,
               f(r->predicted, "%.2f×") + ", measured " + r->measured_cell.text + ", eps " +
               f(r->eps, "%.3f")),
          Cell("—", nullptr), Cell("no published number: the specs quote the model's form only")});
-    builds.push_back(r->build);
+    builds.push_back(cm.builds.label(r->build));
   }
 }
 
@@ -624,6 +624,9 @@ PaperReport paper_table(const results::ResultStore& store, const PublishedSet& s
       "Fallback trials excluded. Rows with no matching trials say 'no measurement'.");
   if (!builds.footnote().empty()) tab.footnotes.push_back(builds.footnote());
   if (!marks.footnote().empty()) tab.footnotes.push_back(marks.footnote());
+  // Cost-model rows carry cost_model()'s "†" marks, which this table's marks never saw.
+  if (cm && !cm->backoff_note.empty())
+    tab.footnotes.push_back("Cost-model rows: " + cm->backoff_note);
   return rep;
 }
 

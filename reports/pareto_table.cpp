@@ -158,7 +158,7 @@ Table pareto_table(const results::ResultStore& store, const ReportOptions& opt) 
     for (size_t i = 0; i < keys.size(); ++i) {
       const Point& pt = rows.at(keys[i]);
       std::vector<Cell> row;
-      if (builds.split()) row.push_back(Cell(std::get<3>(g)));
+      if (builds.split()) row.push_back(Cell(builds.label(std::get<3>(g))));
       for (Cell c : {Cell(std::get<0>(g)), Cell(std::get<1>(g)),
                      Cell(std::to_string(std::get<2>(g)), std::get<2>(g)),
                      Cell(std::get<0>(keys[i])), Cell(std::get<1>(keys[i]))})

@@ -120,7 +120,7 @@ Table pld_table(const results::ResultStore& store, const ReportOptions& opt) {
     marks.mark(base_cell, bs.trials);
     marks.mark(pld_cell, ps.trials);
     std::vector<Cell> row;
-    if (builds.split()) row.push_back(Cell(build));
+    if (builds.split()) row.push_back(Cell(builds.label(build)));
     for (Cell c : {Cell(target), Cell(cls), Cell(std::to_string(ctx), ctx), Cell(kv),
                    Cell(label.empty() ? "(as preset)" : label), base_cell, pld_cell, sp_cell,
                    figure_cell(r.drafted > 0 ? r.accepted / r.drafted : NAN, ""),

@@ -297,9 +297,9 @@ void add_footnote(Table& t, const std::string& note) {
   if (!note.empty()) t.footnotes.push_back(note);
 }
 
-std::string missing_label(const Setting& s) {
+std::string missing_label(const Setting& s, const BuildIndex& builds) {
   const std::string& build = std::get<0>(s);
-  return (build.empty() ? "" : "build " + build + ", ") + "context " +
+  return (build.empty() ? "" : "build " + builds.label(build) + ", ") + "context " +
          std::to_string(std::get<2>(s)) + ", workload " + std::get<3>(s);
 }
 
@@ -343,7 +343,7 @@ Table ttft_table(const ResultStore& store, const ReportOptions& opt) {
       marks.mark(r.back(), cell.ran);
       const Setting setting{key.build, key.model_sha, c, key.workload};
       const auto& b = find_or_empty(base, setting);
-      if (!mine.empty() && b.empty()) missing.insert(missing_label(setting));
+      if (!mine.empty() && b.empty()) missing.insert(missing_label(setting, s.builds));
       r.push_back(ttft_speedup_cell(b, cell.ran, key.is_baseline(opt), opt, marks));
       if (show_fallbacks) r.push_back(fallback_cell(cell.fallbacks, cell.total));
     }
@@ -464,7 +464,7 @@ Table ablation_table(const ResultStore& store, const ReportOptions& opt) {
     marks.mark(r.back(), cell.ran);
     const Setting setting{k.row.build, k.row.model_sha, k.ctx, k.row.workload};
     const auto& b = find_or_empty(base, setting);
-    if (!mine.empty() && b.empty()) missing.insert(missing_label(setting));
+    if (!mine.empty() && b.empty()) missing.insert(missing_label(setting, s.builds));
     r.push_back(ttft_speedup_cell(b, cell.ran, k.row.is_baseline(opt), opt, marks));
     for (const auto& n : score_names) {
       std::vector<double> v;

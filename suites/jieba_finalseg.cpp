@@ -27,7 +27,9 @@ constexpr std::array<std::array<State, 2>, 4> kPrev = {{
 }};
 
 // The end of re_skip's match starting at s[i] (an ASCII letter or digit). Each quantifier is
-// greedy and the rest of the pattern is optional, so the greedy reading is the match.
+// greedy and the rest of the pattern is optional, so the greedy reading is the match. Python's
+// \d would also match non-ASCII decimals, but cut() only hands this Han and ASCII text (the blocks
+// of re_han_default), so ASCII digits are the whole of \d here.
 size_t skip_match_end(std::u32string_view s, size_t i) {
   while (i < s.size() && ascii_alnum(s[i])) ++i;
   if (i + 1 < s.size() && s[i] == U'.' && ascii_digit(s[i + 1])) {
