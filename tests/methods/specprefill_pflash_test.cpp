@@ -12,6 +12,7 @@
 #include "models/tokenizer.h"
 #include "suites/synthetic_prompt.h"
 #include "tests/support/test_support.h"
+#include "tests/support/tiny_family.h"
 
 namespace accel {
 namespace {
@@ -19,15 +20,10 @@ namespace {
 class SpecPrefillPflash : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new test::TempDir();
-    const auto paths = make_synthetic_family("tiny", dir_->path().string(), 5, DType::F32);
-    target_ = Model::load(paths[0]).release();
-    draft_ = Model::load(paths[1]).release();
-  }
-  static void TearDownTestSuite() {
-    delete target_;
-    delete draft_;
-    delete dir_;
+    const test::TinyFamily& family = test::tiny_family();
+    dir_ = family.dir.get();
+    target_ = family.target.get();
+    draft_ = family.draft.get();
   }
   static Outcome run(const std::string& method, const nlohmann::json& params,
                      std::vector<int32_t> prompt, const Model* draft = draft_) {
@@ -48,9 +44,9 @@ class SpecPrefillPflash : public ::testing::Test {
     for (size_t i = 0; i < a.logits.size(); ++i)
       EXPECT_TRUE(test::bit_equal(a.logits[i], b.logits[i])) << "step " << i;
   }
-  static inline test::TempDir* dir_ = nullptr;
-  static inline Model* target_ = nullptr;
-  static inline Model* draft_ = nullptr;
+  static inline const test::TempDir* dir_ = nullptr;
+  static inline const Model* target_ = nullptr;
+  static inline const Model* draft_ = nullptr;
 };
 
 TEST_F(SpecPrefillPflash, KeepOneWithOriginalPositionsEqualsBaselineBitForBit) {

@@ -8,6 +8,7 @@
 #include "models/synthetic.h"
 #include "suites/synthetic_prompt.h"
 #include "tests/support/test_support.h"
+#include "tests/support/tiny_family.h"
 
 namespace accel {
 namespace {
@@ -15,15 +16,10 @@ namespace {
 class SpecPrefill : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new test::TempDir();
-    const auto paths = make_synthetic_family("tiny", dir_->path().string(), 5, DType::F32);
-    target_ = Model::load(paths[0]).release();
-    draft_ = Model::load(paths[1]).release();
-  }
-  static void TearDownTestSuite() {
-    delete target_;
-    delete draft_;
-    delete dir_;
+    const test::TinyFamily& family = test::tiny_family();
+    dir_ = family.dir.get();
+    target_ = family.target.get();
+    draft_ = family.draft.get();
   }
   Outcome run(const std::string& method, nlohmann::json params, size_t n, int keep_logits = 16) {
     const Method& m = find_method(method);
@@ -34,9 +30,9 @@ class SpecPrefill : public ::testing::Test {
     r.keep_logits = keep_logits;
     return m.run(e, r, resolve_params(m, params));
   }
-  static inline test::TempDir* dir_ = nullptr;
-  static inline Model* target_ = nullptr;
-  static inline Model* draft_ = nullptr;
+  static inline const test::TempDir* dir_ = nullptr;
+  static inline const Model* target_ = nullptr;
+  static inline const Model* draft_ = nullptr;
 };
 
 TEST_F(SpecPrefill, KeepOneEqualsBaselineBitForBit) {

@@ -16,6 +16,7 @@
 #include "models/tokenizer_metadata.h"
 #include "suites/synthetic_prompt.h"
 #include "tests/support/test_support.h"
+#include "tests/support/tiny_family.h"
 
 namespace accel {
 namespace {
@@ -51,15 +52,10 @@ const Mutation kMutations[] = {
 class SpecPrefillTokenizers : public ::testing::TestWithParam<Mutation> {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new test::TempDir();
-    const auto paths = make_synthetic_family("tiny", dir_->path().string(), 5, DType::F32);
-    target_ = Model::load(paths[0]).release();
-    draft_ = Model::load(paths[1]).release();
-  }
-  static void TearDownTestSuite() {
-    delete target_;
-    delete draft_;
-    delete dir_;
+    const test::TinyFamily& family = test::tiny_family();
+    dir_ = family.dir.get();
+    target_ = family.target.get();
+    draft_ = family.draft.get();
   }
   // The family's draft with its tokenizer changed by `m`: the same vocabulary size.
   static std::unique_ptr<Model> mutated_draft(const Mutation& m) {
@@ -82,9 +78,9 @@ class SpecPrefillTokenizers : public ::testing::TestWithParam<Mutation> {
     r.max_new_tokens = 4;
     return m.run(e, r, resolve_params(m, params));
   }
-  static inline test::TempDir* dir_ = nullptr;
-  static inline Model* target_ = nullptr;
-  static inline Model* draft_ = nullptr;
+  static inline const test::TempDir* dir_ = nullptr;
+  static inline const Model* target_ = nullptr;
+  static inline const Model* draft_ = nullptr;
 };
 
 TEST_P(SpecPrefillTokenizers, SameSizeOtherVocabularyIsRefusedForOriginalPositions) {
