@@ -320,7 +320,7 @@ inline __attribute__((always_inline)) void sb_step(const uint8_t* panel, size_t 
 // the first touch of each line: on AMD Zen 5 the hardware prefetchers did not keep ahead of the
 // panel's order (bench_kquant q4_K 4096 x 4096, M = 1, one thread, interleaved medians: 0.578 ms
 // without, 0.209 / 0.158 / 0.219 ms with 1 / 2 / 4 super-blocks ahead in a first version; this
-// one, 0.601 -> 0.139 ms in a later run). Session 13 measured an earlier prefetch variant slightly
+// one, 0.601 -> 0.139 ms in a later run). A run before 2026-11-26 measured an earlier prefetch variant slightly
 // slower on Intel Sapphire Rapids; this one is not yet measured there. The address is formed as an
 // integer: past the last super-blocks it points beyond the panel, where a prefetch is a harmless
 // hint but pointer arithmetic would be undefined.

@@ -17,6 +17,8 @@ case "$kind" in
   sanitize) dir=build-sanitize ;;
   *) echo "test.sh: unknown build kind '$kind' (release|portable|sanitize)" >&2; exit 2 ;;
 esac
+# Tree hygiene first: it takes a second and needs no build.
+scripts/check_tree.sh
 scripts/setup.sh
 scripts/build.sh "$kind" "${targets[@]}"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1

@@ -3,7 +3,7 @@
 stored) on the same tokens. Prints the max relative difference (max |a-b| / max |b|) and whether the
 greedy tokens agree.
 
-  /usr/bin/python3 models/training/check_logits.py --ckpt /work/train-ckpt/target/best.pt \
+  /usr/bin/python3 models/training/check_logits.py --ckpt CKPT/target/best.pt \
       --gguf models/capable/target.gguf [--engine build/accelbench] [--prompt-len 3000]
 """
 import argparse

@@ -1,7 +1,7 @@
 """Compares a from-scratch rerun of a shipped model's training with the shipped run's record.
 
   /usr/bin/python3 models/training/compare_run.py --role draft \
-      --log /work/train-ckpt/d3-repro/log.jsonl [--manifest models/capable/manifest.json] \
+      --log CKPT/d3-repro/log.jsonl [--manifest models/capable/manifest.json] \
       [--window 1000]
 
 The shipped side is the manifest member's `heldout_evals_during_training` and

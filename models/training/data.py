@@ -12,11 +12,14 @@ README): no training needle, intro, question or answer prefix contains the RULER
 "special magic", "mentioned in the provided text" or "Make sure to memorize it".
 """
 import hashlib
+import os
 import random
 import re
 
 BOS, EOS, VOCAB = 256, 257, 258
-ESSAYS_PATH = "/work/shared/data/niah/paul_graham_essays.txt"
+# The essays sit in shared/ beside the checkout; the relative form is what manifests record.
+ESSAYS_RELPATH = "../shared/data/niah/paul_graham_essays.txt"
+ESSAYS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ESSAYS_RELPATH)
 ESSAYS_SHA256 = "b3a70ebc054f2eab5057baf3c4b7e857711472be8086240a516fd29b648ad857"
 HELDOUT_END = 79259  # bytes [0, HELDOUT_END): the first five essays, never trained on
 

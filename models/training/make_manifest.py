@@ -1,8 +1,8 @@
 """Writes models/capable/manifest.json from the training logs and evaluation files.
 
   /usr/bin/python3 models/training/make_manifest.py --out models/capable/manifest.json \
-      --member target:/work/train-ckpt/tgt:models/capable/target.gguf:/tmp/target-eval.json \
-      --member draft:/work/train-ckpt/dr:models/capable/draft.gguf:
+      --member target:CKPT/tgt:models/capable/target.gguf:/tmp/target-eval.json \
+      --member draft:CKPT/dr:models/capable/draft.gguf:
 """
 import argparse
 import hashlib
@@ -34,7 +34,7 @@ def main():
                           "copying and essay text; see models/training/README.md",
            "tokenizer": "byte-level: 256 GPT-2 byte pieces + <|bos|> (256) + <|eos|> (257), "
                         "gpt2 model, no merges (identical to the synthetic families')",
-           "data": {"essays": D.ESSAYS_PATH, "essays_sha256": corpus.sha256,
+           "data": {"essays": D.ESSAYS_RELPATH, "essays_sha256": corpus.sha256,
                     "heldout_bytes": [0, D.HELDOUT_END],
                     "train_bytes": [D.HELDOUT_END, D.HELDOUT_END + len(corpus.train)],
                     "data_py_sha256": hashlib.sha256(src).hexdigest(),
@@ -75,7 +75,7 @@ def main():
              "seed": start["args"]["seed"], "train_args": final_args,
              "commands": cmds.get(role, []),
              "bf16_autocast": start["bf16_autocast"], "torch": start["torch"],
-             # the machines of the start and every resume (logged since session 14; older logs
+             # the machines of the start and every resume (logged since 2026-11-24; older logs
              # have none)
              "machines": [r["machine"] for r in recs
                           if r.get("event") in ("start", "resume") and "machine" in r],

@@ -4,7 +4,7 @@ exact-match accuracy in the canonical and the other training templates. Fresh sa
 "5/train/9000xx" and "diag/i", never drawn by a training step). Used to tell "no copying at all"
 from "copying, not yet exact" while the curriculum gate still reads 0.
 
-  /usr/bin/python3 models/training/probe_skills.py --ckpt /work/train-ckpt/t3/ckpt.pt [--len 256]
+  /usr/bin/python3 models/training/probe_skills.py --ckpt CKPT/t3/ckpt.pt [--len 256]
 """
 import argparse
 import os

@@ -1,7 +1,7 @@
 """Trains one member of the `capable` family (see README.md). Resumable, deterministic given --seed.
 
   OMP_WAIT_POLICY=PASSIVE nice -n 19 /usr/bin/python3 models/training/train.py \
-      --ckpt-dir /work/train-ckpt/target --preset target --seed 1 \
+      --ckpt-dir CKPT/target --preset target --seed 1 \
       --export models/capable/target.gguf
 
 Rerunning the same command resumes from <ckpt-dir>/ckpt.pt. Every step's data is a function of
