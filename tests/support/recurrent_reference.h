@@ -1,0 +1,52 @@
+// Plain double-precision references for the recurrent-layer kernels (kernels/causal_conv1d,
+// ssm_scan, gated_delta_rule), written from the formulas in those headers, each returning beside
+// its values a first-order bound on the error of the float kernel's operation sequence (a running
+// error bound, Higham-style, derived in recurrent_reference.cpp). Tests only: nothing here is fast.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "kernels/causal_conv1d.h"
+#include "kernels/gated_delta_rule.h"
+#include "kernels/ssm_scan.h"
+
+namespace accel::test {
+
+// Values with a per-element bound on |float kernel - value|.
+struct Bounded {
+  std::vector<double> value, bound;
+};
+
+// Outputs [n_tokens][channels] (dense) and the window after the call ([d_conv - 1][channels]).
+struct ConvReference {
+  Bounded out;
+  std::vector<double> window;
+};
+ConvReference causal_conv1d_reference(const CausalConvShape& s, const float* x, size_t ldx,
+                                      size_t n_tokens, const float* weight, const float* bias,
+                                      bool silu, const float* window);
+
+// y [n_tokens][n_heads * head_dim] (dense) and the final state [n_heads][head_dim][d_state].
+struct ScanReference {
+  Bounded y, state;
+};
+ScanReference ssm_scan_reference(const SsmScanShape& s, const SsmScanInputs& in, size_t n_tokens,
+                                 const float* state);
+
+// o [n_tokens][n_v_heads * head_v_dim] (dense) and the final state [n_v_heads][head_v_dim]
+// [head_k_dim]. The state bound is the 2-norm bound of each row's error, repeated per element.
+struct DeltaReference {
+  Bounded o, state;
+};
+DeltaReference gated_delta_rule_reference(const GatedDeltaShape& s, const GatedDeltaInputs& in,
+                                          size_t n_tokens, const float* state);
+
+// |got[i] - want.value[i]| <= want.bound[i] for all i; on failure names how many were out and
+// the worst element by ratio error / bound. `ratio`, when given, receives that worst ratio.
+::testing::AssertionResult within_bound(std::span<const float> got, const Bounded& want,
+                                        double* ratio = nullptr);
+
+}  // namespace accel::test
