@@ -35,26 +35,32 @@ inline const float* input_row(const ConvArgs& a, size_t t, int k) {
   return j < w_rows ? a.window + j * size_t(a.s.channels) : a.x + (j - w_rows) * a.ldx;
 }
 
-// Outputs of channels [c, c + lanes) for every token, then that block's new window.
-void conv_block(const ConvArgs& a, int c, int lanes) {
-  const vmask m = first(lanes);
+// Outputs of channels [c0, c1) for every token (row by row, so each row's segment is read
+// contiguously), then that range's new window. c0 is a multiple of W; only the last vector of the
+// last range is partial.
+void conv_range(const ConvArgs& a, int c0, int c1) {
   const size_t C = size_t(a.s.channels);
   const int K = a.s.d_conv;
-  for (size_t t = 0; t < a.n; ++t) {
-    vf acc = mul(load_n(a.wt + c, m), load_n(input_row(a, t, 0) + c, m));
-    for (int k = 1; k < K; ++k)
-      acc = fma(load_n(a.wt + size_t(k) * C + c, m), load_n(input_row(a, t, k) + c, m), acc);
-    if (a.bias) acc = add(acc, load_n(a.bias + c, m));
-    if (a.silu) acc = silu(acc);
-    store_n(a.out + t * a.ldo + c, acc, m);
-  }
+  for (size_t t = 0; t < a.n; ++t)
+    for (int c = c0; c < c1; c += W) {
+      const vmask m = first(std::min(W, c1 - c));
+      vf acc = mul(load_n(a.wt + c, m), load_n(input_row(a, t, 0) + c, m));
+      for (int k = 1; k < K; ++k)
+        acc = fma(load_n(a.wt + size_t(k) * C + c, m), load_n(input_row(a, t, k) + c, m), acc);
+      if (a.bias) acc = add(acc, load_n(a.bias + c, m));
+      if (a.silu) acc = silu(acc);
+      store_n(a.out + t * a.ldo + c, acc, m);
+    }
   // New window row i is (window ++ x)[n + i]; ascending i reads only rows at or after the one it
   // writes, so the shift is safe in place.
   const size_t w_rows = size_t(K - 1);
   for (size_t i = 0; i < w_rows; ++i) {
     const size_t j = a.n + i;
     const float* src = j < w_rows ? a.window + j * C : a.x + (j - w_rows) * a.ldx;
-    store_n(a.window + i * C + c, load_n(src + c, m), m);
+    for (int c = c0; c < c1; c += W) {
+      const vmask m = first(std::min(W, c1 - c));
+      store_n(a.window + i * C + c, load_n(src + c, m), m);
+    }
   }
 }
 
@@ -75,10 +81,7 @@ void causal_conv1d(const CausalConvShape& s, const float* x, size_t ldx, size_t 
   const size_t n_blocks = (C + W - 1) / W;
   const double work = 2.0 * double(n_tokens) * double(C) * double(K + (silu ? 8 : 0));
   parallel_ranges(n_blocks, work, [&](size_t b0, size_t b1, int) {
-    for (size_t b = b0; b < b1; ++b) {
-      const int c = int(b * W);
-      conv_block(a, c, std::min(W, s.channels - c));
-    }
+    conv_range(a, int(b0 * W), std::min(s.channels, int(b1 * W)));
   });
 }
 

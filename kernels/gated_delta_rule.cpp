@@ -20,6 +20,7 @@ namespace {
 using namespace simd;
 
 constexpr int kRows = 8;
+constexpr size_t kTokenBlock = 64;
 
 struct DeltaArgs {
   const GatedDeltaShape& s;
@@ -62,12 +63,12 @@ inline void pass(float* st, int dk, const float* w, vf (&acc)[kRows], Update upd
 
 // Rows j0 .. j0 + 8 of value head h over all tokens; rows >= nr are zero padding with v = 0, which
 // keeps them zero and leaves the real rows' bits alone.
-void delta_rows(const DeltaArgs& a, int h, int j0, int nr, float* st) {
+void delta_rows(const DeltaArgs& a, int h, int j0, int nr, float* st, size_t t0, size_t t1) {
   const int dk = a.s.head_k_dim, dv = a.s.head_v_dim, nh = a.s.n_v_heads;
   const size_t koff = size_t(key_head(a.s, h)) * dk;
   const int tail = dk % W;
   const vmask m = first(tail);
-  for (size_t t = 0; t < a.n; ++t) {
+  for (size_t t = t0; t < t1; ++t) {
     const float* q = a.in.q + t * a.in.ldq + koff;
     const float* k = a.in.k + t * a.in.ldk + koff;
     const float* v = a.in.v + t * a.in.ldv + size_t(h) * dv + j0;
@@ -115,17 +116,24 @@ void gated_delta_rule(const GatedDeltaShape& s, const GatedDeltaInputs& in, size
     for (size_t h = 0; h < nv; ++h) decay[t * nv + h] = std::exp(in.g[t * in.ldgate + h]);
   const DeltaArgs a{s, in, n_tokens, decay.data(), o, ldo};
   const size_t groups = (dv + kRows - 1) / kRows;
-  const double work = 8.0 * double(n_tokens) * double(nv * dv * dk);
-  parallel_for(nv * groups, work, [&](size_t item, int) {
-    const int h = int(item / groups), j0 = int(item % groups) * kRows;
-    const int nr = std::min(kRows, int(dv) - j0);
-    float* rows = state + (size_t(h) * dv + size_t(j0)) * dk;
-    if (nr == kRows) return delta_rows(a, h, j0, nr, rows);
-    std::vector<float> pad(kRows * dk, 0.f);
-    std::memcpy(pad.data(), rows, size_t(nr) * dk * sizeof(float));
-    delta_rows(a, h, j0, nr, pad.data());
-    std::memcpy(rows, pad.data(), size_t(nr) * dk * sizeof(float));
-  });
+  // Token blocks: inside one, every item of a head reads the same block of inputs, which stays
+  // in L2. Whole-sequence items read each token's inputs once per item from memory: at 4K tokens
+  // on one thread that took 2.6-2.8x the CPU time (measured together with causal_conv1d's earlier
+  // column-strip order). Blocks never change an operation, only when it runs.
+  for (size_t t0 = 0; t0 < n_tokens; t0 += kTokenBlock) {
+    const size_t t1 = std::min(n_tokens, t0 + kTokenBlock);
+    const double work = 8.0 * double(t1 - t0) * double(nv * dv * dk);
+    parallel_for(nv * groups, work, [&](size_t item, int) {
+      const int h = int(item / groups), j0 = int(item % groups) * kRows;
+      const int nr = std::min(kRows, int(dv) - j0);
+      float* rows = state + (size_t(h) * dv + size_t(j0)) * dk;
+      if (nr == kRows) return delta_rows(a, h, j0, nr, rows, t0, t1);
+      std::vector<float> pad(kRows * dk, 0.f);
+      std::memcpy(pad.data(), rows, size_t(nr) * dk * sizeof(float));
+      delta_rows(a, h, j0, nr, pad.data(), t0, t1);
+      std::memcpy(rows, pad.data(), size_t(nr) * dk * sizeof(float));
+    });
+  }
 }
 
 void l2_normalize_heads(float* x, size_t n_rows, size_t ld, int n_heads, int head_dim, float eps) {

@@ -18,7 +18,8 @@ namespace {
 
 using namespace simd;
 
-constexpr int kRows = 8;  // state rows per item (one hsum8 per token)
+constexpr int kRows = 8;
+constexpr size_t kTokenBlock = 64;  // state rows per item (one hsum8 per token)
 
 struct ScanArgs {
   const SsmScanShape& s;
@@ -32,13 +33,13 @@ struct ScanArgs {
 
 // Advances rows st[0..8) (stride d_state) of head h over all tokens; rows >= nr are padding with
 // x = 0 (their state stays 0 and their output is dropped), so a row's bits do not depend on nr.
-void scan_rows(const ScanArgs& a, int h, int i0, int nr, float* st) {
+void scan_rows(const ScanArgs& a, int h, int i0, int nr, float* st, size_t t0, size_t t1) {
   const int ds = a.s.d_state, hd = a.s.head_dim, nh = a.s.n_heads;
   const int g = h / (nh / a.s.n_groups);
   const int full = ds / W * W, tail = ds - full;
   const vmask m = first(tail);
   const float d_skip = a.in.D ? a.in.D[h] : 0.f;
-  for (size_t t = 0; t < a.n; ++t) {
+  for (size_t t = t0; t < t1; ++t) {
     const float* x = a.in.x + t * a.in.ldx + size_t(h) * hd + i0;
     const float* B = a.in.B + t * a.in.ldb + size_t(g) * ds;
     const float* C = a.in.C + t * a.in.ldc + size_t(g) * ds;
@@ -109,18 +110,25 @@ void ssm_scan(const SsmScanShape& s, const SsmScanInputs& in, size_t n_tokens, f
     }
   const ScanArgs a{s, in, n_tokens, dtp.data(), decay.data(), y, ldy};
   const size_t groups = (hd + kRows - 1) / kRows;
-  const double work = 6.0 * double(n_tokens) * double(nh * hd * ds);
-  parallel_for(nh * groups, work, [&](size_t item, int) {
-    const int h = int(item / groups), i0 = int(item % groups) * kRows;
-    const int nr = std::min(kRows, int(hd) - i0);
-    float* rows = state + (size_t(h) * hd + size_t(i0)) * ds;
-    if (nr == kRows) return scan_rows(a, h, i0, nr, rows);
-    // A short last group runs on zero-padded scratch rows so the loop body stays one sequence.
-    std::vector<float> pad(kRows * ds, 0.f);
-    std::memcpy(pad.data(), rows, size_t(nr) * ds * sizeof(float));
-    scan_rows(a, h, i0, nr, pad.data());
-    std::memcpy(rows, pad.data(), size_t(nr) * ds * sizeof(float));
-  });
+  // Token blocks: inside one, every item of a head reads the same block of inputs, which stays
+  // in L2. Whole-sequence items read each token's inputs once per item from memory: at 4K tokens
+  // on one thread that took 2.6-2.8x the CPU time (measured together with causal_conv1d's earlier
+  // column-strip order). Blocks never change an operation, only when it runs.
+  for (size_t t0 = 0; t0 < n_tokens; t0 += kTokenBlock) {
+    const size_t t1 = std::min(n_tokens, t0 + kTokenBlock);
+    const double work = 6.0 * double(t1 - t0) * double(nh * hd * ds);
+    parallel_for(nh * groups, work, [&](size_t item, int) {
+      const int h = int(item / groups), i0 = int(item % groups) * kRows;
+      const int nr = std::min(kRows, int(hd) - i0);
+      float* rows = state + (size_t(h) * hd + size_t(i0)) * ds;
+      if (nr == kRows) return scan_rows(a, h, i0, nr, rows, t0, t1);
+      // A short last group runs on zero-padded scratch rows so the loop body stays one sequence.
+      std::vector<float> pad(kRows * ds, 0.f);
+      std::memcpy(pad.data(), rows, size_t(nr) * ds * sizeof(float));
+      scan_rows(a, h, i0, nr, pad.data(), t0, t1);
+      std::memcpy(rows, pad.data(), size_t(nr) * ds * sizeof(float));
+    });
+  }
 }
 
 }  // namespace accel
