@@ -2,7 +2,8 @@
 // (d_inner = n_heads * head_dim = 1536), all in tokens/s: the layer core without its projections
 // (Mamba-2: conv over xBC + scan; Gated DeltaNet: conv over qkv + L2 norm + gates + recurrence;
 // attention: attention_causal over the prompt). Prefill at 1K-8K tokens and decode per step after
-// a 4K prefill. Measures only; correctness and the invariance contracts live in tests/kernels.
+// a 4K prefill; the recurrent state's checkpoint and rollback. Measures only; correctness and the
+// invariance contracts live in tests/kernels.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -14,6 +15,7 @@
 #include "kernels/gated_delta_rule.h"
 #include "kernels/ssm_scan.h"
 #include "kernels/threading.h"
+#include "models/recurrent_state.h"
 #include "tests/support/test_support.h"
 
 namespace {
@@ -171,6 +173,28 @@ void BM_AttentionDecode(benchmark::State& state) {
   Attention a(size_t(state.range(0)), int(state.range(1)));
   decode(state, a, a.n);
 }
+
+// PLD's per-step cost of the rollback design (models/recurrent_state.h): one checkpoint per
+// verify step, one rollback on a partial accept, for one Mamba-2 layer of the width above.
+void BM_StateCheckpoint(benchmark::State& state) {
+  accel::RecurrentState st({3584, 4, accel::ssm_state_elements(Mamba(1).s)});
+  for (auto _ : state) {
+    st.checkpoint();
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(st.bytes()));
+}
+void BM_StateRollback(benchmark::State& state) {
+  accel::RecurrentState st({3584, 4, accel::ssm_state_elements(Mamba(1).s)});
+  st.checkpoint();
+  for (auto _ : state) {
+    st.rollback();
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(st.bytes()));
+}
+BENCHMARK(BM_StateCheckpoint)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_StateRollback)->Unit(benchmark::kMicrosecond);
 
 BENCHMARK(BM_MambaPrefill)
     ->ArgNames({"n", "threads"})
