@@ -186,6 +186,40 @@ DeltaReference gated_delta_rule_reference(const GatedDeltaShape& s, const GatedD
   return r;
 }
 
+// Gated norms. silu_f = z / (1 + expf(-z)): expf (2u, entering with weight e/(1+e) <= 1), the
+// add and the division: 4u relative. rmsnorm sums squares in double (negligible) and rounds
+// inv = 1/sqrt(.) once to float (u); then x inv w rounds twice (2u).
+//   Mamba-2: g = y silu(z) carries 5u; through the mean of squares that is <= 5u on inv, so the
+//   output carries 5u + 5u + u + 2u = 13u.
+//   Gated DeltaNet: the norm of exact inputs carries 3u, times silu (4u) and the product (u): 8u.
+Bounded gated_rmsnorm_reference(bool mamba2, const float* y, const float* z, size_t n_rows,
+                                int width, int group_size, const float* weight, float eps) {
+  Bounded r;
+  r.value.resize(n_rows * size_t(width));
+  r.bound.resize(n_rows * size_t(width));
+  const double rel = mamba2 ? 13 * kU : 8 * kU;
+  for (size_t row = 0; row < n_rows; ++row)
+    for (int g0 = 0; g0 < width; g0 += group_size) {
+      std::vector<double> x(static_cast<size_t>(group_size));
+      double ss = 0;
+      for (int i = 0; i < group_size; ++i) {
+        const size_t e = row * size_t(width) + size_t(g0 + i);
+        x[size_t(i)] = mamba2 ? double(y[e]) * silu(z[e]) : double(y[e]);
+        ss += x[size_t(i)] * x[size_t(i)];
+      }
+      const double inv = 1.0 / std::sqrt(ss / group_size + double(eps));
+      for (int i = 0; i < group_size; ++i) {
+        const size_t e = row * size_t(width) + size_t(g0 + i);
+        const double w = mamba2 ? weight[g0 + i] : weight[i];
+        double v = x[size_t(i)] * inv * w;
+        if (!mamba2) v *= silu(z[e]);
+        r.value[e] = v;
+        r.bound[e] = kSecondOrder * rel * std::abs(v);
+      }
+    }
+  return r;
+}
+
 ::testing::AssertionResult within_bound(std::span<const float> got, const Bounded& want,
                                         double* ratio) {
   if (got.size() != want.value.size())

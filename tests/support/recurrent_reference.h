@@ -44,6 +44,12 @@ struct DeltaReference {
 DeltaReference gated_delta_rule_reference(const GatedDeltaShape& s, const GatedDeltaInputs& in,
                                           size_t n_tokens, const float* state);
 
+// The gated norms of kernels/gated_norm.h over dense [n_rows][width] rows: Mamba-2's
+// (norm_groups groups, weight per element) when mamba2, else Gated DeltaNet's (heads of
+// group_size, one head's weight shared).
+Bounded gated_rmsnorm_reference(bool mamba2, const float* y, const float* z, size_t n_rows,
+                                int width, int group_size, const float* weight, float eps);
+
 // |got[i] - want.value[i]| <= want.bound[i] for all i; on failure names how many were out and
 // the worst element by ratio error / bound. `ratio`, when given, receives that worst ratio.
 ::testing::AssertionResult within_bound(std::span<const float> got, const Bounded& want,
