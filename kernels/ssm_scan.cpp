@@ -1,25 +1,24 @@
 // Mamba-2 scan: per-token scalars (softplus, decay) first, then parallel items of (head, 8 state
-// rows) that each walk every token in order with their rows in L1. The decay and the dt product
-// are per (token, head) scalars computed once, so every path sees the same bits for them.
+// rows) that walk the tokens in order, block by block (recurrent_rows.h), with their rows in L1.
+// The decay and the dt product are per (token, head) scalars computed once, so every path sees the
+// same bits for them.
 #include "kernels/ssm_scan.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <vector>
 
 #include "kernels/check.h"
+#include "kernels/recurrent_rows.h"
 #include "kernels/recurrent_simd.h"
 #include "kernels/simd.h"
-#include "kernels/threading.h"
 
 namespace accel {
 namespace {
 
 using namespace simd;
 
-constexpr int kRows = 8;
-constexpr size_t kTokenBlock = 64;  // state rows per item (one hsum8 per token)
+using recurrent::kRows;
 
 struct ScanArgs {
   const SsmScanShape& s;
@@ -109,26 +108,10 @@ void ssm_scan(const SsmScanShape& s, const SsmScanInputs& in, size_t n_tokens, f
       decay[t * nh + h] = std::exp(dtp[t * nh + h] * in.A[h]);
     }
   const ScanArgs a{s, in, n_tokens, dtp.data(), decay.data(), y, ldy};
-  const size_t groups = (hd + kRows - 1) / kRows;
-  // Token blocks: inside one, every item of a head reads the same block of inputs, which stays
-  // in L2. Whole-sequence items read each token's inputs once per item from memory: at 4K tokens
-  // on one thread that took 2.6-2.8x the CPU time (measured together with causal_conv1d's earlier
-  // column-strip order). Blocks never change an operation, only when it runs.
-  for (size_t t0 = 0; t0 < n_tokens; t0 += kTokenBlock) {
-    const size_t t1 = std::min(n_tokens, t0 + kTokenBlock);
-    const double work = 6.0 * double(t1 - t0) * double(nh * hd * ds);
-    parallel_for(nh * groups, work, [&](size_t item, int) {
-      const int h = int(item / groups), i0 = int(item % groups) * kRows;
-      const int nr = std::min(kRows, int(hd) - i0);
-      float* rows = state + (size_t(h) * hd + size_t(i0)) * ds;
-      if (nr == kRows) return scan_rows(a, h, i0, nr, rows, t0, t1);
-      // A short last group runs on zero-padded scratch rows so the loop body stays one sequence.
-      std::vector<float> pad(kRows * ds, 0.f);
-      std::memcpy(pad.data(), rows, size_t(nr) * ds * sizeof(float));
-      scan_rows(a, h, i0, nr, pad.data(), t0, t1);
-      std::memcpy(rows, pad.data(), size_t(nr) * ds * sizeof(float));
-    });
-  }
+  recurrent::for_each_row_group(n_tokens, s.n_heads, s.head_dim, ds, state, 6.0 * double(ds),
+                                [&](int h, int r0, int nr, float* st, size_t t0, size_t t1) {
+                                  scan_rows(a, h, r0, nr, st, t0, t1);
+                                });
 }
 
 }  // namespace accel

@@ -196,22 +196,17 @@ void BM_StateRollback(benchmark::State& state) {
 BENCHMARK(BM_StateCheckpoint)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_StateRollback)->Unit(benchmark::kMicrosecond);
 
-BENCHMARK(BM_MambaPrefill)
-    ->ArgNames({"n", "threads"})
-    ->Args({1024, 2})
-    ->Args({4096, 2})
-    ->Args({8192, 2})
-    ->Args({4096, 1})
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_DeltaNetPrefill)
-    ->ArgNames({"n", "threads"})
-    ->Args({1024, 2})
-    ->Args({4096, 2})
-    ->Args({8192, 2})
-    ->Args({4096, 1})
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
+// Recurrent cores: prefill at 1K, 4K, 8K on 2 threads and 4K on 1; decode after 4K on 2 and 1.
+void recurrent_prefill_args(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"n", "threads"})->Args({1024, 2})->Args({4096, 2})->Args({8192, 2})->Args({4096, 1});
+  b->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+void recurrent_decode_args(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"n", "threads"})->Args({4096, 2})->Args({4096, 1});
+  b->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+BENCHMARK(BM_MambaPrefill)->Apply(recurrent_prefill_args);
+BENCHMARK(BM_DeltaNetPrefill)->Apply(recurrent_prefill_args);
 BENCHMARK(BM_AttentionPrefill)
     ->ArgNames({"n", "D", "threads"})
     ->Args({1024, 64, 2})
@@ -221,18 +216,8 @@ BENCHMARK(BM_AttentionPrefill)
     ->Args({4096, 64, 1})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_MambaDecode)
-    ->ArgNames({"n", "threads"})
-    ->Args({4096, 2})
-    ->Args({4096, 1})
-    ->UseRealTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_DeltaNetDecode)
-    ->ArgNames({"n", "threads"})
-    ->Args({4096, 2})
-    ->Args({4096, 1})
-    ->UseRealTime()
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_MambaDecode)->Apply(recurrent_decode_args);
+BENCHMARK(BM_DeltaNetDecode)->Apply(recurrent_decode_args);
 BENCHMARK(BM_AttentionDecode)
     ->ArgNames({"n", "D", "threads"})
     ->Args({4096, 64, 2})

@@ -4,17 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "kernels/causal_conv1d.h"
-#include "kernels/threading.h"
 #include "tests/support/recurrent_reference.h"
 #include "tests/support/test_support.h"
 
 namespace {
 
 using accel::CausalConvShape;
-using accel::test::bit_equal;
 using accel::test::random_normal;
 using accel::test::within_bound;
 
@@ -41,12 +40,10 @@ std::vector<float> run(const ConvCase& c, const ConvData& d, size_t ldx, std::ve
                        const std::vector<size_t>& chunks) {
   const CausalConvShape s{c.channels, c.d_conv};
   std::vector<float> out(c.n * c.channels);
-  for (size_t t = 0, i = 0; t < c.n; ++i) {
-    const size_t m = std::min(chunks[i % chunks.size()], c.n - t);
+  accel::test::in_calls(c.n, chunks, [&](size_t t, size_t m) {
     accel::causal_conv1d(s, d.x.data() + t * ldx, ldx, m, d.w.data(), c.bias ? d.b.data() : nullptr,
                          c.silu, window.data(), out.data() + t * c.channels, size_t(c.channels));
-    t += m;
-  }
+  });
   return out;
 }
 
@@ -77,23 +74,13 @@ TEST(CausalConv1d, MatchesReferenceWithinDerivedBound) {
 
 TEST(CausalConv1d, BitIdenticalAcrossSplitsAndThreads) {
   const ConvCase c{3584, 4, 70, true, true};
-  const size_t ldx = size_t(c.channels);
-  const ConvData d = make(c, ldx, 99);
-  accel::ScopedParallelBackoff no_backoff(false);
-  const int t0 = accel::num_threads();
-  accel::set_num_threads(1);
-  std::vector<float> w_one = d.window;
-  const auto one = run(c, d, ldx, w_one, {c.n});
-  for (int threads : {1, 2})
-    for (const std::vector<size_t>& chunks :
-         std::vector<std::vector<size_t>>{{1}, {2}, {3}, {64, 1}, {5, 1, 1, 17}}) {
-      accel::set_num_threads(threads);
-      std::vector<float> w = d.window;
-      const auto got = run(c, d, ldx, w, chunks);
-      EXPECT_TRUE(bit_equal(got, one)) << threads << " threads, first chunk " << chunks[0];
-      EXPECT_TRUE(bit_equal(w, w_one)) << threads << " threads, first chunk " << chunks[0];
-    }
-  accel::set_num_threads(t0);
+  const ConvData d = make(c, size_t(c.channels), 99);
+  accel::test::expect_same_bits_for_any_split(c.n, {{1}, {2}, {3}, {64, 1}, {5, 1, 1, 17}},
+                                              [&](const std::vector<size_t>& chunks) {
+                                                std::vector<float> w = d.window;
+                                                auto out = run(c, d, size_t(c.channels), w, chunks);
+                                                return std::make_pair(out, w);
+                                              });
 }
 
 }  // namespace

@@ -7,11 +7,11 @@
 
 #include <cmath>
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "kernels/gated_delta_rule.h"
 #include "kernels/ssm_scan.h"
-#include "kernels/threading.h"
 #include "tests/support/recurrent_reference.h"
 #include "tests/support/test_support.h"
 
@@ -70,11 +70,9 @@ std::vector<float> run(const DeltaData& d, std::vector<float>& state,
                        const std::vector<size_t>& chunks) {
   const size_t wo = size_t(d.s.n_v_heads) * d.s.head_v_dim;
   std::vector<float> o(d.n * wo);
-  for (size_t t = 0, i = 0; t < d.n; ++i) {
-    const size_t m = std::min(chunks[i % chunks.size()], d.n - t);
+  accel::test::in_calls(d.n, chunks, [&](size_t t, size_t m) {
     accel::gated_delta_rule(d.s, d.inputs(t), m, state.data(), o.data() + t * wo, wo);
-    t += m;
-  }
+  });
   return o;
 }
 
@@ -132,23 +130,13 @@ TEST(GatedDeltaRule, PrefillThenDecodeMatchesOneLongPass) {
 }
 
 TEST(GatedDeltaRule, BitIdenticalAcrossSplitsAndThreads) {
-  const GatedDeltaShape s{16, 32, 128, 128, DeltaHeadMap::Tiled};
-  const DeltaData d = make(s, 40, 77);
-  accel::ScopedParallelBackoff no_backoff(false);
-  const int t0 = accel::num_threads();
-  accel::set_num_threads(1);
-  std::vector<float> st_one = d.state;
-  const auto one = run(d, st_one, {d.n});
-  for (int threads : {1, 2})
-    for (const std::vector<size_t>& chunks :
-         std::vector<std::vector<size_t>>{{1}, {32, 1}, {7}, {3, 1, 20}}) {
-      accel::set_num_threads(threads);
-      std::vector<float> st = d.state;
-      const auto o = run(d, st, chunks);
-      EXPECT_TRUE(bit_equal(o, one)) << threads << " threads, first chunk " << chunks[0];
-      EXPECT_TRUE(bit_equal(st, st_one)) << threads << " threads, first chunk " << chunks[0];
-    }
-  accel::set_num_threads(t0);
+  const DeltaData d = make({16, 32, 128, 128, DeltaHeadMap::Tiled}, 40, 77);
+  accel::test::expect_same_bits_for_any_split(d.n, {{1}, {32, 1}, {7}, {3, 1, 20}},
+                                              [&](const std::vector<size_t>& chunks) {
+                                                std::vector<float> st = d.state;
+                                                auto o = run(d, st, chunks);
+                                                return std::make_pair(o, st);
+                                              });
 }
 
 // Sum of squares in double (its error ~dim * 2^-53, negligible), then sqrt to float (u), the

@@ -6,10 +6,10 @@
 
 #include <cmath>
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "kernels/ssm_scan.h"
-#include "kernels/threading.h"
 #include "tests/support/recurrent_reference.h"
 #include "tests/support/test_support.h"
 
@@ -17,7 +17,6 @@ namespace {
 
 using accel::SsmScanInputs;
 using accel::SsmScanShape;
-using accel::test::bit_equal;
 using accel::test::random_normal;
 using accel::test::within_bound;
 
@@ -60,11 +59,9 @@ std::vector<float> run(const ScanData& d, std::vector<float>& state,
                        const std::vector<size_t>& chunks) {
   const size_t wy = size_t(d.s.n_heads) * d.s.head_dim;
   std::vector<float> y(d.n * wy);
-  for (size_t t = 0, i = 0; t < d.n; ++i) {
-    const size_t m = std::min(chunks[i % chunks.size()], d.n - t);
+  accel::test::in_calls(d.n, chunks, [&](size_t t, size_t m) {
     accel::ssm_scan(d.s, d.inputs(t), m, state.data(), y.data() + t * wy, wy);
-    t += m;
-  }
+  });
   return y;
 }
 
@@ -112,23 +109,13 @@ TEST(SsmScan, PrefillThenDecodeMatchesOneLongPass) {
 // The contract: one call, decode steps, chunkings that are and are not multiples of anything,
 // and 1 or 2 threads all give the same bits for y and the state.
 TEST(SsmScan, BitIdenticalAcrossSplitsAndThreads) {
-  const SsmScanShape s{24, 64, 128, 8};
-  const ScanData d = make(s, 80, 123);
-  accel::ScopedParallelBackoff no_backoff(false);
-  const int t0 = accel::num_threads();
-  accel::set_num_threads(1);
-  std::vector<float> st_one = d.state;
-  const auto one = run(d, st_one, {d.n});
-  for (int threads : {1, 2})
-    for (const std::vector<size_t>& chunks :
-         std::vector<std::vector<size_t>>{{1}, {64, 1}, {7}, {3, 1, 50}}) {
-      accel::set_num_threads(threads);
-      std::vector<float> st = d.state;
-      const auto y = run(d, st, chunks);
-      EXPECT_TRUE(bit_equal(y, one)) << threads << " threads, first chunk " << chunks[0];
-      EXPECT_TRUE(bit_equal(st, st_one)) << threads << " threads, first chunk " << chunks[0];
-    }
-  accel::set_num_threads(t0);
+  const ScanData d = make({24, 64, 128, 8}, 80, 123);
+  accel::test::expect_same_bits_for_any_split(d.n, {{1}, {64, 1}, {7}, {3, 1, 50}},
+                                              [&](const std::vector<size_t>& chunks) {
+                                                std::vector<float> st = d.state;
+                                                auto y = run(d, st, chunks);
+                                                return std::make_pair(y, st);
+                                              });
 }
 
 TEST(SsmScan, NoDSkipAndNoBias) {

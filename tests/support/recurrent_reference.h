@@ -5,6 +5,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -12,6 +13,8 @@
 #include "kernels/causal_conv1d.h"
 #include "kernels/gated_delta_rule.h"
 #include "kernels/ssm_scan.h"
+#include "kernels/threading.h"
+#include "tests/support/test_support.h"
 
 namespace accel::test {
 
@@ -54,5 +57,39 @@ Bounded gated_rmsnorm_reference(bool mamba2, const float* y, const float* z, siz
 // the worst element by ratio error / bound. `ratio`, when given, receives that worst ratio.
 ::testing::AssertionResult within_bound(std::span<const float> got, const Bounded& want,
                                         double* ratio = nullptr);
+
+// Calls step(t0, m) for consecutive calls that cover [0, n): call sizes from `chunks` in turn
+// (cycled), the last cut to what remains. How the tests split one sequence into prefill chunks
+// and decode steps.
+template <class Step>
+void in_calls(size_t n, const std::vector<size_t>& chunks, Step step) {
+  for (size_t t = 0, i = 0; t < n; ++i) {
+    const size_t m = std::min(chunks[i % chunks.size()], n - t);
+    step(t, m);
+    t += m;
+  }
+}
+
+// The recurrent kernels' contract: run(chunks), returning {outputs, final state} for one sequence
+// fed in calls of those sizes, gives the bits of one call on one thread for every chunking in
+// `chunkings`, on 1 and on 2 threads (the pool's back-off off, so 2 threads really run).
+template <class Run>
+void expect_same_bits_for_any_split(size_t n, const std::vector<std::vector<size_t>>& chunkings,
+                                    Run run) {
+  ScopedParallelBackoff no_backoff(false);
+  const int t0 = num_threads();
+  set_num_threads(1);
+  const auto one = run(std::vector<size_t>{n});
+  for (int threads : {1, 2})
+    for (const std::vector<size_t>& chunks : chunkings) {
+      set_num_threads(threads);
+      const auto got = run(chunks);
+      EXPECT_TRUE(bit_equal(got.first, one.first))
+          << threads << " threads, first call " << chunks[0];
+      EXPECT_TRUE(bit_equal(got.second, one.second))
+          << threads << " threads, first call " << chunks[0];
+    }
+  set_num_threads(t0);
+}
 
 }  // namespace accel::test
