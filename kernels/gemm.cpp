@@ -25,6 +25,7 @@
 #include "kernels/fp16.h"
 #include "kernels/kquant.h"
 #include "kernels/kquant_panel.h"
+#include "kernels/mxfp4.h"
 #include "kernels/quant.h"
 #include "kernels/simd.h"
 #include "kernels/threading.h"
@@ -64,6 +65,8 @@ static_assert(kKC % kQK_K == 0 && kNR % 16 == 0);  // k-quant super-blocks never
 //   Q4_0       per panel, per 32-block of K: uint16_t d[kNR] (fp16), uint8_t q[16][kNR] where
 //              byte (j, n) holds column n's element j in the low nibble and j+16 in the high one
 //              (ggml's split-halves order, transposed)
+//   MXFP4      per panel, per 32-block of K: uint8_t e[kNR] (E8M0), uint8_t q[16][kNR] nibbles in
+//              Q4_0's order; the same 17 bytes per 32 elements as ggml's blocks
 //   Q4_K, Q5_K, Q6_K  per panel, per 256-super-block of K: see kquant_panel.h
 struct PackedWeight::Storage {
   void* data = nullptr;  // 64-byte aligned
@@ -87,6 +90,8 @@ size_t panel_bytes_for(DType t, size_t K) {
       return K / 32 * kNR * (2 + 32);
     case DType::Q4_0:
       return K / 32 * kNR * (2 + 16);
+    case DType::MXFP4:
+      return K / 32 * kNR * (1 + 16);
     case DType::Q4_K:
     case DType::Q5_K:
     case DType::Q6_K:
@@ -181,6 +186,23 @@ void ukernel(size_t kc, const float* __restrict a, const uint8_t* __restrict pan
           fma_row<R>(acc, a + (kb * 32 + half * 16 + k) * kMR, bv);
         }
     }
+  } else if constexpr (WT == DType::MXFP4) {
+    // as Q4_0, with an E8M0 scale and the E2M1 value table instead of (nibble - 8)
+    for (size_t kb = 0; kb < kc / 32; ++kb) {
+      const uint8_t* p = pan + (k0 / 32 + kb) * kNR * (1 + 16);
+      const uint8_t* q = p + kNR;
+      T sc[kNV];
+      for (int j = 0; j < kNV; ++j) sc[j] = simd::from_e8m0_half(p + j * kW);
+      for (int half = 0; half < 2; ++half)
+        for (int k = 0; k < 16; ++k) {
+          for (int j = 0; j < kNV; ++j) {
+            T lo, hi;
+            simd::from_fp4(q + k * kNR + j * kW, lo, hi);
+            bv[j] = simd::mul(half ? hi : lo, sc[j]);
+          }
+          fma_row<R>(acc, a + (kb * 32 + half * 16 + k) * kMR, bv);
+        }
+    }
   }
   if (t.bias) {
     for (int j = 0; j < kNV; ++j) {
@@ -217,6 +239,8 @@ const std::array<UKernel, kMR>& kernels_for(DType t) {
       return kKernels<DType::Q8_0>;
     case DType::Q4_0:
       return kKernels<DType::Q4_0>;
+    case DType::MXFP4:
+      return kKernels<DType::MXFP4>;
     default:  // F32, and the dequantized scratch; k-quants take gemm_kquant_part
       return kKernels<DType::F32>;
   }
@@ -271,6 +295,24 @@ void dequant_slice(DType t, const uint8_t* pan, size_t k0, size_t kc, float* __r
           for (int j = 0; j < kNV; ++j) {
             vf lo, hi;
             simd::from_u4(q + k * kNR + j * kW, lo, hi);
+            simd::store(o + k * kNR + j * kW, simd::mul(lo, sc[j]));
+            simd::store(o + (k + 16) * kNR + j * kW, simd::mul(hi, sc[j]));
+          }
+      }
+      return;
+    }
+    case DType::MXFP4: {
+      constexpr size_t blk = kNR * (1 + 16);
+      for (size_t kb = 0; kb < kc / 32; ++kb) {
+        const uint8_t* p = pan + (k0 / 32 + kb) * blk;
+        const uint8_t* q = p + kNR;
+        vf sc[kNV];
+        for (int j = 0; j < kNV; ++j) sc[j] = simd::from_e8m0_half(p + j * kW);
+        float* o = out + kb * 32 * kNR;
+        for (int k = 0; k < 16; ++k)
+          for (int j = 0; j < kNV; ++j) {
+            vf lo, hi;
+            simd::from_fp4(q + k * kNR + j * kW, lo, hi);
             simd::store(o + k * kNR + j * kW, simd::mul(lo, sc[j]));
             simd::store(o + (k + 16) * kNR + j * kW, simd::mul(hi, sc[j]));
           }
@@ -416,6 +458,15 @@ PackedWeight PackedWeight::pack(DType t, const std::vector<RowSource>& parts, si
           uint8_t* o = pan + kb * kNR * 18;
           std::memcpy(o + c * 2, &b.d, 2);
           for (int k = 0; k < 16; ++k) o[kNR * 2 + k * kNR + c] = b.qs[k];
+        }
+        break;
+      case DType::MXFP4:
+        for (size_t kb = 0; kb < cols / 32; ++kb) {
+          BlockMXFP4 b;
+          std::memcpy(&b, row + kb * sizeof(BlockMXFP4), sizeof b);
+          uint8_t* o = pan + kb * kNR * 17;
+          o[c] = b.e;
+          for (int k = 0; k < 16; ++k) o[kNR + k * kNR + c] = b.qs[k];
         }
         break;
       case DType::Q4_K:
