@@ -13,6 +13,7 @@
 #include "kernels/quant.h"
 #include "kernels/threading.h"
 #include "models/moe_ffn_oai.h"
+#include "tests/support/moe_ffn_oai_reference.h"
 #include "tests/support/test_support.h"
 
 namespace {
@@ -22,49 +23,13 @@ using accel::DType;
 constexpr DType kTypes[] = {DType::MXFP4, DType::Q8_0};
 constexpr int kEmbd = 2880, kFF = 2880, kExperts = 8, kUsed = 4;
 
-struct Owned {
-  std::vector<uint8_t> router, gate, up, down;
-  std::vector<float> rb, gb, ub, db;
-  accel::MoeFfnOai unit;
-};
-
-std::vector<uint8_t> raw(DType t, size_t rows, size_t cols, uint64_t seed) {
-  const std::vector<float> w = accel::test::random_normal(rows * cols, seed, 0.02f);
-  std::vector<uint8_t> r(rows * accel::dtype_row_bytes(t, cols));
-  accel::quantize_row(t, w.data(), r.data(), rows * cols);
-  return r;
-}
-
 const accel::MoeFfnOai& unit(int ti) {
-  static std::map<int, Owned> cache;
+  static std::map<int, accel::MoeFfnOai> cache;
   auto it = cache.find(ti);
-  if (it != cache.end()) return it->second.unit;
-  Owned& o = cache[ti];
-  const DType t = kTypes[ti];
-  o.router = raw(DType::F32, kExperts, kEmbd, 1);
-  o.gate = raw(t, size_t(kExperts) * kFF, kEmbd, 2);
-  o.up = raw(t, size_t(kExperts) * kFF, kEmbd, 3);
-  o.down = raw(t, size_t(kExperts) * kEmbd, kFF, 4);
-  o.rb = accel::test::random_normal(kExperts, 5);
-  o.gb = accel::test::random_normal(size_t(kExperts) * kFF, 6, 0.1f);
-  o.ub = accel::test::random_normal(size_t(kExperts) * kFF, 7, 0.1f);
-  o.db = accel::test::random_normal(size_t(kExperts) * kEmbd, 8, 0.1f);
-  accel::MoeOaiSource s;
-  s.n_embd = kEmbd;
-  s.n_ff = kFF;
-  s.n_expert = kExperts;
-  s.n_expert_used = kUsed;
-  s.router = o.router.data();
-  s.router_bias = o.rb.data();
-  s.expert_type = t;
-  s.gate = o.gate.data();
-  s.up = o.up.data();
-  s.down = o.down.data();
-  s.gate_bias = o.gb.data();
-  s.up_bias = o.ub.data();
-  s.down_bias = o.db.data();
-  o.unit = accel::MoeFfnOai::pack(s);
-  return o.unit;
+  if (it != cache.end()) return it->second;
+  const accel::test::MoeOaiLayer l = accel::test::random_moe_oai_layer(
+      kTypes[ti], kEmbd, kFF, kExperts, kUsed, 1, {0.02f, 0.02f, 0.02f, 0.1f});
+  return cache[ti] = accel::MoeFfnOai::pack(l.src);  // packing copies what it needs
 }
 
 // Args: type index, T, threads.

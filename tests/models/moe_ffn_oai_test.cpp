@@ -20,48 +20,12 @@
 namespace accel {
 namespace {
 
-// Random weights of one layer in a given expert type, owning the buffers MoeOaiSource points at.
-struct Layer {
-  std::vector<uint8_t> router, gate, up, down;
-  std::vector<float> router_b, gate_b, up_b, down_b;
-  MoeOaiSource src;
-};
-
-std::vector<uint8_t> quantized(DType t, size_t rows, size_t cols, uint64_t seed, float sd) {
-  const std::vector<float> w = test::random_normal(rows * cols, seed, sd);
-  std::vector<uint8_t> raw(rows * dtype_row_bytes(t, cols));
-  quantize_row(t, w.data(), raw.data(), rows * cols);
-  return raw;
-}
+using Layer = test::MoeOaiLayer;
 
 // Weights with stddev 0.5 over n_embd 64 inputs of stddev 1 give gate/up values of stddev ~4, so
-// a good share passes the clamp limit 7 on both sides.
+// a good share passes the clamp limit 7 on both sides (random_moe_oai_layer's default scales).
 Layer make_layer(DType t, int E, int F, int NE, int K, uint64_t seed) {
-  Layer l;
-  const size_t e = size_t(E), f = size_t(F), ne = size_t(NE);
-  l.router = quantized(DType::F32, ne, e, seed, 1.f);
-  l.gate = quantized(t, ne * f, e, seed + 1, 0.5f);
-  l.up = quantized(t, ne * f, e, seed + 2, 0.5f);
-  l.down = quantized(t, ne * e, f, seed + 3, 0.1f);
-  l.router_b = test::random_normal(ne, seed + 4);
-  l.gate_b = test::random_normal(ne * f, seed + 5);
-  l.up_b = test::random_normal(ne * f, seed + 6);
-  l.down_b = test::random_normal(ne * e, seed + 7);
-  MoeOaiSource& s = l.src;
-  s.n_embd = E;
-  s.n_ff = F;
-  s.n_expert = NE;
-  s.n_expert_used = K;
-  s.router = l.router.data();
-  s.router_bias = l.router_b.data();
-  s.expert_type = t;
-  s.gate = l.gate.data();
-  s.up = l.up.data();
-  s.down = l.down.data();
-  s.gate_bias = l.gate_b.data();
-  s.up_bias = l.up_b.data();
-  s.down_bias = l.down_b.data();
-  return l;
+  return test::random_moe_oai_layer(t, E, F, NE, K, seed);
 }
 
 std::vector<float> run(const MoeFfnOai& m, const float* x, size_t T) {

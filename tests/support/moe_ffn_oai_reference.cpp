@@ -21,6 +21,7 @@
 #include <numeric>
 
 #include "kernels/quant.h"
+#include "tests/support/test_support.h"
 
 namespace accel::test {
 
@@ -114,6 +115,46 @@ MoeOaiReference moe_ffn_oai_reference(const MoeOaiSource& s, const float* x) {
   }
   for (size_t o = 0; o < E; ++o) r.bound[o] = 2 * (r.bound[o] + double(K + 1) * u * mag[o]);
   return r;
+}
+
+namespace {
+
+std::vector<uint8_t> quantized(DType t, size_t rows, size_t cols, uint64_t seed, float sd) {
+  const std::vector<float> w = random_normal(rows * cols, seed, sd);
+  std::vector<uint8_t> raw(rows * dtype_row_bytes(t, cols));
+  quantize_row(t, w.data(), raw.data(), rows * cols);
+  return raw;
+}
+
+}  // namespace
+
+MoeOaiLayer random_moe_oai_layer(DType t, int E, int F, int NE, int K, uint64_t seed,
+                                 MoeOaiLayerScales sd) {
+  MoeOaiLayer l;
+  const size_t e = size_t(E), f = size_t(F), ne = size_t(NE);
+  l.router = quantized(DType::F32, ne, e, seed, sd.router);
+  l.gate = quantized(t, ne * f, e, seed + 1, sd.gate_up);
+  l.up = quantized(t, ne * f, e, seed + 2, sd.gate_up);
+  l.down = quantized(t, ne * e, f, seed + 3, sd.down);
+  l.router_b = random_normal(ne, seed + 4, sd.bias);
+  l.gate_b = random_normal(ne * f, seed + 5, sd.bias);
+  l.up_b = random_normal(ne * f, seed + 6, sd.bias);
+  l.down_b = random_normal(ne * e, seed + 7, sd.bias);
+  MoeOaiSource& s = l.src;
+  s.n_embd = E;
+  s.n_ff = F;
+  s.n_expert = NE;
+  s.n_expert_used = K;
+  s.router = l.router.data();
+  s.router_bias = l.router_b.data();
+  s.expert_type = t;
+  s.gate = l.gate.data();
+  s.up = l.up.data();
+  s.down = l.down.data();
+  s.gate_bias = l.gate_b.data();
+  s.up_bias = l.up_b.data();
+  s.down_bias = l.down_b.data();
+  return l;
 }
 
 }  // namespace accel::test
