@@ -230,7 +230,8 @@ void register_generate_command(CLI::App& app, CliCommands& out) {
   auto* chat = sub->add_flag(
       "--chat", a->chat,
       "Apply the model's chat template (tokenizer.chat_template: Llama 3, ChatML/Qwen, Gemma, "
-      "Llama 2) to the prompt as one user turn; stop at the template's end-of-turn token");
+      "Gemma 4, GPT-OSS harmony as llama.cpp's built-in, Llama 2) to the prompt as one user "
+      "turn; stop at the template's end-of-turn token");
   chat->excludes(rp);
   sub->add_flag("--json", a->json,
                 "Print one JSON object (tokens, text, method phases, TTFT, stats, timings)");

@@ -23,6 +23,8 @@ std::optional<DType> dtype_from_ggml(uint32_t id) {
       return DType::Q6_K;
     case 30:
       return DType::BF16;
+    case 39:
+      return DType::MXFP4;
     default:
       return std::nullopt;
   }
@@ -46,13 +48,15 @@ std::string_view dtype_name(DType t) {
       return "q5_k";
     case DType::Q6_K:
       return "q6_k";
+    case DType::MXFP4:
+      return "mxfp4";
   }
   return "?";
 }
 
 std::optional<DType> dtype_from_name(std::string_view name) {
   for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K,
-                  DType::Q5_K, DType::Q6_K})
+                  DType::Q5_K, DType::Q6_K, DType::MXFP4})
     if (dtype_name(t) == name) return t;
   return std::nullopt;
 }
@@ -61,6 +65,7 @@ size_t dtype_block_elems(DType t) {
   switch (t) {
     case DType::Q8_0:
     case DType::Q4_0:
+    case DType::MXFP4:
       return 32;
     case DType::Q4_K:
     case DType::Q5_K:
@@ -89,6 +94,8 @@ size_t dtype_block_bytes(DType t) {
       return 2 + 2 + 12 + 32 + 128;  // as q4_k + 256 high bits
     case DType::Q6_K:
       return 128 + 64 + 16 + 2;  // low nibbles, high 2-bit pairs, 16 int8 scales, fp16 d
+    case DType::MXFP4:
+      return 1 + 16;  // e8m0 scale + 32 nibbles
   }
   return 0;
 }

@@ -18,17 +18,18 @@ enum class DType : uint32_t {
   Q4_K = 12,
   Q5_K = 13,
   Q6_K = 14,
-  BF16 = 30
+  BF16 = 30,
+  MXFP4 = 39  // ggml.h GGML_TYPE_MXFP4
 };
 
 // Returns the DType for a ggml type id, or nullopt when the engine does not support it.
 std::optional<DType> dtype_from_ggml(uint32_t id);
 std::string_view dtype_name(DType t);
-std::optional<DType> dtype_from_name(
-    std::string_view name);  // "f32", "f16", "bf16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k"
+// "f32", "f16", "bf16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k", "mxfp4"
+std::optional<DType> dtype_from_name(std::string_view name);
 
-// Elements per block (1 for float types, 32 for q8_0/q4_0, 256 for the k-quant super-blocks) and
-// bytes per block.
+// Elements per block (1 for float types, 32 for q8_0/q4_0/mxfp4, 256 for the k-quant super-blocks)
+// and bytes per block.
 size_t dtype_block_elems(DType t);
 size_t dtype_block_bytes(DType t);
 // Bytes of a row of `n` elements; n must be a multiple of the block size (ACCEL_CHECK).

@@ -199,6 +199,15 @@ void swiglu(const float* gate, const float* up, float* out, size_t n) {
   }
 }
 
+void swiglu_oai(const float* gate, const float* up, float* out, size_t n, float alpha,
+                float limit) {
+  for (size_t i = 0; i < n; ++i) {
+    const float g = std::min(gate[i], limit);
+    const float u = std::clamp(up[i], -limit, limit);
+    out[i] = g / (1.f + std::exp(alpha * -g)) * (u + 1.f);
+  }
+}
+
 void add_inplace(float* y, const float* x, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] += x[i];
 }

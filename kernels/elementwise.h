@@ -67,6 +67,11 @@ double log_sum_exp(const float* x, size_t n);
 // out[i] = silu(gate[i]) * up[i] over n elements; out may alias gate or up.
 void swiglu(const float* gate, const float* up, float* out, size_t n);
 
+// GPT-OSS's clamped SwiGLU (ggml_swiglu_oai): with g = min(gate[i], limit) and
+// u = clamp(up[i], -limit, limit), out[i] = g / (1 + exp(-alpha g)) * (u + 1), in float in that
+// order (alpha * -g, exp, 1 +, divide, u + 1, multiply). out may alias gate or up.
+void swiglu_oai(const float* gate, const float* up, float* out, size_t n, float alpha, float limit);
+
 // y[i] += x[i].
 void add_inplace(float* y, const float* x, size_t n);
 

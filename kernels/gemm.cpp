@@ -25,6 +25,7 @@
 #include "kernels/fp16.h"
 #include "kernels/kquant.h"
 #include "kernels/kquant_panel.h"
+#include "kernels/mxfp4.h"
 #include "kernels/quant.h"
 #include "kernels/simd.h"
 #include "kernels/threading.h"
@@ -64,6 +65,8 @@ static_assert(kKC % kQK_K == 0 && kNR % 16 == 0);  // k-quant super-blocks never
 //   Q4_0       per panel, per 32-block of K: uint16_t d[kNR] (fp16), uint8_t q[16][kNR] where
 //              byte (j, n) holds column n's element j in the low nibble and j+16 in the high one
 //              (ggml's split-halves order, transposed)
+//   MXFP4      per panel, per 32-block of K: uint8_t e[kNR] (E8M0), uint8_t q[16][kNR] nibbles in
+//              Q4_0's order; the same 17 bytes per 32 elements as ggml's blocks
 //   Q4_K, Q5_K, Q6_K  per panel, per 256-super-block of K: see kquant_panel.h
 struct PackedWeight::Storage {
   void* data = nullptr;  // 64-byte aligned
@@ -87,6 +90,8 @@ size_t panel_bytes_for(DType t, size_t K) {
       return K / 32 * kNR * (2 + 32);
     case DType::Q4_0:
       return K / 32 * kNR * (2 + 16);
+    case DType::MXFP4:
+      return K / 32 * kNR * (1 + 16);
     case DType::Q4_K:
     case DType::Q5_K:
     case DType::Q6_K:
@@ -103,6 +108,23 @@ size_t panel_bytes_for(DType t, size_t K) {
 // the same for every WT and every R. c points at Y[row0][col0]; `ncols` columns are valid. When
 // `accum` the partial sums of earlier K-blocks are reloaded from c; bias (or null) is added last.
 // ---------------------------------------------------------------------------------------------
+// Q4_0 and MXFP4 panels share one shape: per 32-block of K a per-column scale header (kHead
+// bytes each), then 16 rows of nibble pairs; they differ only in how both convert to floats.
+template <DType T>
+struct NibbleBlock;
+template <>
+struct NibbleBlock<DType::Q4_0> {
+  static constexpr size_t kHead = 2;  // fp16 d
+  static vf scale(const uint8_t* p) { return simd::from_f16(reinterpret_cast<const uint16_t*>(p)); }
+  static void codes(const uint8_t* q, vf& lo, vf& hi) { simd::from_u4(q, lo, hi); }
+};
+template <>
+struct NibbleBlock<DType::MXFP4> {
+  static constexpr size_t kHead = 1;  // E8M0 e
+  static vf scale(const uint8_t* p) { return simd::from_e8m0_half(p); }
+  static void codes(const uint8_t* q, vf& lo, vf& hi) { simd::from_fp4(q, lo, hi); }
+};
+
 struct Tile {
   float* c;
   size_t ldc;
@@ -163,19 +185,19 @@ void ukernel(size_t kc, const float* __restrict a, const uint8_t* __restrict pan
         fma_row<R>(acc, a + (kb * 32 + k) * kMR, bv);
       }
     }
-  } else if constexpr (WT == DType::Q4_0) {
+  } else if constexpr (WT == DType::Q4_0 || WT == DType::MXFP4) {
     // K rows 0..15 are the low nibbles, 16..31 the high ones (kept in K order)
+    using NB = NibbleBlock<WT>;
     for (size_t kb = 0; kb < kc / 32; ++kb) {
-      const uint8_t* p = pan + (k0 / 32 + kb) * kNR * (2 + 16);
-      const uint8_t* q = p + kNR * 2;
+      const uint8_t* p = pan + (k0 / 32 + kb) * kNR * (NB::kHead + 16);
+      const uint8_t* q = p + kNR * NB::kHead;
       T sc[kNV];
-      for (int j = 0; j < kNV; ++j)
-        sc[j] = simd::from_f16(reinterpret_cast<const uint16_t*>(p) + j * kW);
+      for (int j = 0; j < kNV; ++j) sc[j] = NB::scale(p + j * kW * NB::kHead);
       for (int half = 0; half < 2; ++half)
         for (int k = 0; k < 16; ++k) {
           for (int j = 0; j < kNV; ++j) {
             T lo, hi;
-            simd::from_u4(q + k * kNR + j * kW, lo, hi);
+            NB::codes(q + k * kNR + j * kW, lo, hi);
             bv[j] = simd::mul(half ? hi : lo, sc[j]);
           }
           fma_row<R>(acc, a + (kb * 32 + half * 16 + k) * kMR, bv);
@@ -217,6 +239,8 @@ const std::array<UKernel, kMR>& kernels_for(DType t) {
       return kKernels<DType::Q8_0>;
     case DType::Q4_0:
       return kKernels<DType::Q4_0>;
+    case DType::MXFP4:
+      return kKernels<DType::MXFP4>;
     default:  // F32, and the dequantized scratch; k-quants take gemm_kquant_part
       return kKernels<DType::F32>;
   }
@@ -227,6 +251,26 @@ const std::array<UKernel, kMR>& kernels_for(DType t) {
 // exact floats dequantize_row() produces (int8/int4 code converted exactly, one multiply by the
 // fp16 scale converted exactly; F16C and the bf16 shift are exact conversions).
 // ---------------------------------------------------------------------------------------------
+template <DType T>
+void dequant_nibble_slice(const uint8_t* pan, size_t k0, size_t kc, float* __restrict out) {
+  using NB = NibbleBlock<T>;
+  constexpr size_t blk = kNR * (NB::kHead + 16);
+  for (size_t kb = 0; kb < kc / 32; ++kb) {
+    const uint8_t* p = pan + (k0 / 32 + kb) * blk;
+    const uint8_t* q = p + kNR * NB::kHead;
+    vf sc[kNV];
+    for (int j = 0; j < kNV; ++j) sc[j] = NB::scale(p + j * kW * NB::kHead);
+    float* o = out + kb * 32 * kNR;
+    for (int k = 0; k < 16; ++k)
+      for (int j = 0; j < kNV; ++j) {
+        vf lo, hi;
+        NB::codes(q + k * kNR + j * kW, lo, hi);
+        simd::store(o + k * kNR + j * kW, simd::mul(lo, sc[j]));
+        simd::store(o + (k + 16) * kNR + j * kW, simd::mul(hi, sc[j]));
+      }
+  }
+}
+
 void dequant_slice(DType t, const uint8_t* pan, size_t k0, size_t kc, float* __restrict out) {
   switch (t) {
     case DType::F32:
@@ -258,25 +302,12 @@ void dequant_slice(DType t, const uint8_t* pan, size_t k0, size_t kc, float* __r
       }
       return;
     }
-    case DType::Q4_0: {
-      constexpr size_t blk = kNR * (2 + 16);
-      for (size_t kb = 0; kb < kc / 32; ++kb) {
-        const uint8_t* p = pan + (k0 / 32 + kb) * blk;
-        const uint16_t* d = reinterpret_cast<const uint16_t*>(p);
-        const uint8_t* q = p + kNR * 2;
-        vf sc[kNV];
-        for (int j = 0; j < kNV; ++j) sc[j] = simd::from_f16(d + j * kW);
-        float* o = out + kb * 32 * kNR;
-        for (int k = 0; k < 16; ++k)
-          for (int j = 0; j < kNV; ++j) {
-            vf lo, hi;
-            simd::from_u4(q + k * kNR + j * kW, lo, hi);
-            simd::store(o + k * kNR + j * kW, simd::mul(lo, sc[j]));
-            simd::store(o + (k + 16) * kNR + j * kW, simd::mul(hi, sc[j]));
-          }
-      }
+    case DType::Q4_0:
+      dequant_nibble_slice<DType::Q4_0>(pan, k0, kc, out);
       return;
-    }
+    case DType::MXFP4:
+      dequant_nibble_slice<DType::MXFP4>(pan, k0, kc, out);
+      return;
     case DType::Q4_K:
     case DType::Q5_K:
     case DType::Q6_K:
@@ -416,6 +447,15 @@ PackedWeight PackedWeight::pack(DType t, const std::vector<RowSource>& parts, si
           uint8_t* o = pan + kb * kNR * 18;
           std::memcpy(o + c * 2, &b.d, 2);
           for (int k = 0; k < 16; ++k) o[kNR * 2 + k * kNR + c] = b.qs[k];
+        }
+        break;
+      case DType::MXFP4:
+        for (size_t kb = 0; kb < cols / 32; ++kb) {
+          BlockMXFP4 b;
+          std::memcpy(&b, row + kb * sizeof(BlockMXFP4), sizeof b);
+          uint8_t* o = pan + kb * kNR * 17;
+          o[c] = b.e;
+          for (int k = 0; k < 16; ++k) o[kNR + k * kNR + c] = b.qs[k];
         }
         break;
       case DType::Q4_K:

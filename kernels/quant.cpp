@@ -7,6 +7,7 @@
 
 #include "kernels/fp16.h"
 #include "kernels/kquant.h"
+#include "kernels/mxfp4.h"
 
 namespace accel {
 
@@ -52,6 +53,9 @@ void dequantize_row(DType t, const void* src, float* dst, size_t n) {
       return;
     case DType::Q6_K:
       dequantize_row_q6_K(static_cast<const BlockQ6_K*>(src), dst, n);
+      return;
+    case DType::MXFP4:
+      dequantize_row_mxfp4(static_cast<const BlockMXFP4*>(src), dst, n);
       return;
   }
 }
@@ -114,6 +118,9 @@ void quantize_row(DType t, const float* src, void* dst, size_t n) {
       return;
     case DType::Q6_K:
       quantize_row_q6_K(src, static_cast<BlockQ6_K*>(dst), n);
+      return;
+    case DType::MXFP4:
+      quantize_row_mxfp4(src, static_cast<BlockMXFP4*>(dst), n);
       return;
   }
 }

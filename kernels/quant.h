@@ -25,9 +25,9 @@ static_assert(sizeof(BlockQ8_0) == 34 && sizeof(BlockQ4_0) == 18);
 
 // Converts `n` elements of type `t` at `src` to float. n must be a multiple of the block size.
 void dequantize_row(DType t, const void* src, float* dst, size_t n);
-// Converts `n` floats to type `t` (f16/bf16 round to nearest even; q8_0/q4_0 as ggml's reference
-// quantize_row_*_ref; k-quants by kquant.h's simple quantizer). n must be a multiple of the block
-// size.
+// Converts `n` floats to type `t` (f16/bf16 round to nearest even; q8_0/q4_0/mxfp4 as ggml's
+// reference quantize_row_*_ref; k-quants by kquant.h's simple quantizer). n must be a multiple of
+// the block size.
 void quantize_row(DType t, const float* src, void* dst, size_t n);
 
 }  // namespace accel

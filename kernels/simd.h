@@ -142,6 +142,24 @@ inline void from_u4(const uint8_t* p, vf& lo, vf& hi) {
   lo = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_and_si512(b, _mm512_set1_epi32(15)), eight));
   hi = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_srli_epi32(b, 4), eight));
 }
+// The W E8M0 bytes at p as halved scales 2^(e-128), bit for bit as mxfp4.h's e8m0_to_f32_half.
+inline vf from_e8m0_half(const uint8_t* p) {
+  const __m512i e = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+  const __m512i subnormal = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), e);
+  const __mmask16 small = _mm512_cmplt_epu32_mask(e, _mm512_set1_epi32(2));
+  return _mm512_castsi512_ps(_mm512_mask_blend_epi32(small, normal, subnormal));
+}
+// Low / high nibbles of the W bytes at p as doubled E2M1 values (mxfp4.h's kMxfp4Values), exact.
+inline void from_fp4(const uint8_t* p, vf& lo, vf& hi) {
+  const __m128i table = _mm_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i m = _mm_set1_epi8(15);
+  const __m128i l = _mm_shuffle_epi8(table, _mm_and_si128(b, m));
+  const __m128i h = _mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(b, 4), m));
+  lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(l));
+  hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(h));
+}
 #else
 constexpr int W = 8;
 using vf = __m256;
@@ -255,6 +273,22 @@ inline void from_u4(const uint8_t* p, vf& lo, vf& hi) {
   const __m256i eight = _mm256_set1_epi32(8);
   lo = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(b, _mm256_set1_epi32(15)), eight));
   hi = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(b, 4), eight));
+}
+inline vf from_e8m0_half(const uint8_t* p) {
+  const __m256i e = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+  const __m256i subnormal = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+  const __m256i small = _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e);  // e < 2 (e is 0..255)
+  return _mm256_castsi256_ps(_mm256_blendv_epi8(normal, subnormal, small));
+}
+inline void from_fp4(const uint8_t* p, vf& lo, vf& hi) {
+  const __m128i table = _mm_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
+  const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+  const __m128i m = _mm_set1_epi8(15);
+  const __m128i l = _mm_shuffle_epi8(table, _mm_and_si128(b, m));
+  const __m128i h = _mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(b, 4), m));
+  lo = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(l));
+  hi = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(h));
 }
 #endif
 

@@ -23,6 +23,22 @@ std::string trim(const std::string& s) {
   return s.substr(b, s.find_last_not_of(ws) - b + 1);
 }
 
+// Gemma 4's strip_thinking macro: split at '<channel|>'; a part holding '<|channel>' keeps only
+// what precedes it; the parts joined, then trimmed.
+std::string strip_thinking(const std::string& s) {
+  std::string out;
+  size_t b = 0;
+  while (true) {
+    const size_t e = s.find("<channel|>", b);
+    std::string part = s.substr(b, e == std::string::npos ? std::string::npos : e - b);
+    if (const size_t c = part.find("<|channel>"); c != std::string::npos) part.resize(c);
+    out += part;
+    if (e == std::string::npos) break;
+    b = e + 10;
+  }
+  return trim(out);
+}
+
 std::string lstrip_newlines(const std::string& s) {
   const size_t b = s.find_first_not_of('\n');
   return b == std::string::npos ? "" : s.substr(b);
@@ -42,6 +58,10 @@ const char* chat_family_name(ChatFamily f) {
       return "gemma";
     case ChatFamily::Llama2:
       return "llama2";
+    case ChatFamily::Gemma4:
+      return "gemma4";
+    case ChatFamily::Harmony:
+      return "gpt-oss";
   }
   return "?";
 }
@@ -63,6 +83,10 @@ ChatTemplate ChatTemplate::recognise(const std::string& source, const std::strin
     else if (contains(source, "You are a helpful assistant."))
       t.default_system_ = "You are a helpful assistant.";
     t.strip_thinking_ = contains(source, "</think>");  // Qwen3
+  } else if (contains(source, "<|start|>") && contains(source, "<|channel|>")) {
+    t.family_ = ChatFamily::Harmony;  // llama-chat.cpp's test for LLM_CHAT_TEMPLATE_OPENAI_MOE
+  } else if (contains(source, "<|turn>") && contains(source, "<turn|>")) {
+    t.family_ = ChatFamily::Gemma4;
   } else if (contains(source, "<start_of_turn>")) {
     t.family_ = ChatFamily::Gemma;
     t.system_in_first_user_ = contains(source, "first_user_prefix");  // Gemma 3
@@ -72,7 +96,8 @@ ChatTemplate ChatTemplate::recognise(const std::string& source, const std::strin
     throw ChatTemplateError(
         "[chat_template] " + origin +
         ": not a recognised chat template (templates are recognised by their distinctive text, "
-        "not run by a Jinja engine; known: Llama 3 / 3.1, ChatML (Qwen), Gemma, Llama 2)");
+        "not run by a Jinja engine; known: Llama 3 / 3.1, ChatML (Qwen), Gemma 2 / 3, Gemma 4, "
+        "GPT-OSS (harmony), Llama 2)");
   }
   return t;
 }
@@ -108,6 +133,10 @@ std::string ChatTemplate::end_of_turn() const {
       return "<end_of_turn>";
     case ChatFamily::Llama2:
       return eos_;
+    case ChatFamily::Gemma4:
+      return "<turn|>";
+    case ChatFamily::Harmony:
+      return "<|return|>";
   }
   return eos_;
 }
@@ -125,7 +154,8 @@ std::string ChatTemplate::apply(std::span<const ChatMessage> messages,
   const bool has_system = messages[0].role == "system";
   const std::span<const ChatMessage> rest = has_system ? messages.subspan(1) : messages;
   for (size_t i = 1; i < messages.size(); ++i)
-    if (messages[i].role == "system" && family_ != ChatFamily::ChatML)
+    if (messages[i].role == "system" && family_ != ChatFamily::ChatML &&
+        family_ != ChatFamily::Harmony)
       throw fail("a system message is only supported first");
   // Gemma and Llama 2: raise_exception unless roles alternate user/assistant from the first
   // non-system message.
@@ -198,6 +228,33 @@ std::string ChatTemplate::apply(std::span<const ChatMessage> messages,
       if (add_generation_prompt) out += "<start_of_turn>model\n";
       return out;
     }
+    case ChatFamily::Gemma4: {
+      // bos_token; a first system message as '<|turn>system\n' + content | trim + '<turn|>\n';
+      // each other message: '<|turn>' + (assistant -> 'model') + '\n' (left out when an assistant
+      // message follows an assistant one: the same model turn continues) + content + '<turn|>\n',
+      // the content trimmed, and for the model with its '<|channel>...<channel|>' thinking parts
+      // removed first (strip_thinking); generation prompt '<|turn>model\n'. (The template's
+      // tools, thinking switch and media are not rendered.)
+      out = bos_;
+      if (has_system) out += "<|turn>system\n" + trim(messages[0].content) + "<turn|>\n";
+      for (size_t i = 0; i < rest.size(); ++i) {
+        const bool model = rest[i].role == "assistant";
+        if (!(model && i > 0 && rest[i - 1].role == "assistant"))
+          out += "<|turn>" + std::string(model ? "model" : rest[i].role) + "\n";
+        out += (model ? strip_thinking(rest[i].content) : trim(rest[i].content)) + "<turn|>\n";
+      }
+      if (add_generation_prompt) out += "<|turn>model\n";
+      return out;
+    }
+    case ChatFamily::Harmony:
+      // llama-chat.cpp (LLM_CHAT_TEMPLATE_OPENAI_MOE): per message '<|start|>' + role +
+      // '<|message|>' + content + ('<|return|>' for the assistant, else '<|end|>'); generation
+      // prompt '<|start|>assistant'. Contents are not trimmed.
+      for (const ChatMessage& m : messages)
+        out += "<|start|>" + m.role + "<|message|>" + m.content +
+               (m.role == "assistant" ? "<|return|>" : "<|end|>");
+      if (add_generation_prompt) out += "<|start|>assistant";
+      return out;
     case ChatFamily::Llama2:
       // user: bos_token + '[INST] ' + content.strip() + ' [/INST]', the first one's content
       // prefixed with '<<SYS>>\n' + system + '\n<</SYS>>\n\n'; assistant: ' ' + content.strip()

@@ -32,8 +32,11 @@ struct ChatMessage {
 //           system prompts and Qwen3's `</think>` stripping are recognised from their text;
 //  Gemma    `<start_of_turn>` (Gemma 2 refuses a system turn; Gemma 3's `first_user_prefix` folds
 //           it into the first user turn);
-//  Llama2   `[INST]` and `<<SYS>>` (Llama 2 Chat).
-enum class ChatFamily { Llama3, Llama31, ChatML, Gemma, Llama2 };
+//  Llama2   `[INST]` and `<<SYS>>` (Llama 2 Chat);
+//  Gemma4   `<|turn>` and `<turn|>` (Gemma 4's turn markers; system turn first, `model` role);
+//  Harmony  `<|start|>` and `<|channel|>` (GPT-OSS), rendered as llama.cpp's llama-chat.cpp
+//           built-in `gpt-oss` template does: no default system/developer header, no channels.
+enum class ChatFamily { Llama3, Llama31, ChatML, Gemma, Llama2, Gemma4, Harmony };
 
 const char* chat_family_name(ChatFamily f);
 
@@ -49,8 +52,8 @@ class ChatTemplate {
   static std::optional<ChatTemplate> from_gguf(const GgufFile& f);
 
   ChatFamily family() const { return family_; }
-  // The text that ends an assistant turn (`<|eot_id|>`, `<|im_end|>`, `<end_of_turn>`, or the
-  // EOS text for Llama 2): generation with this template stops at that token.
+  // The text that ends an assistant turn (`<|eot_id|>`, `<|im_end|>`, `<end_of_turn>`, `<turn|>`,
+  // `<|return|>`, or the EOS text for Llama 2): generation with this template stops at that token.
   std::string end_of_turn() const;
 
   // The prompt the template renders for `messages` (roles system/user/assistant; anything else,

@@ -238,7 +238,8 @@ class TempFile {
 }  // namespace
 
 uint32_t llama_file_type(DType t) {
-  // LLAMA_FTYPE_ALL_F32 = 0, MOSTLY_F16 = 1, MOSTLY_Q4_0 = 2, MOSTLY_Q8_0 = 7, MOSTLY_BF16 = 32;
+  // LLAMA_FTYPE_ALL_F32 = 0, MOSTLY_F16 = 1, MOSTLY_Q4_0 = 2, MOSTLY_Q8_0 = 7, MOSTLY_BF16 = 32,
+  // MOSTLY_MXFP4_MOE = 38;
   // for the k-quants, the "_S" (small) file types, which are mostly that one type: MOSTLY_Q4_K_S =
   // 14, MOSTLY_Q5_K_S = 16, MOSTLY_Q6_K = 18.
   switch (t) {
@@ -258,6 +259,8 @@ uint32_t llama_file_type(DType t) {
       return 16;
     case DType::Q6_K:
       return 18;
+    case DType::MXFP4:
+      return 38;  // MOSTLY_MXFP4_MOE: the experts in mxfp4, the rest as written
   }
   writer_error("no llama.cpp file type for tensor type " + std::to_string(uint32_t(t)));
 }

@@ -11,7 +11,8 @@ namespace accel {
 std::unique_ptr<Tokenizer> Tokenizer::create(const TokenizerSpec& spec) {
   spec.validate("tokenizer spec of model '" + spec.model + "'");
   if (spec.model == "llama") return tokenizer_detail::make_spm_tokenizer(spec);
-  return tokenizer_detail::make_bpe_tokenizer(spec);  // validate() admits only llama and gpt2
+  return tokenizer_detail::make_bpe_tokenizer(
+      spec);  // gpt2 and gemma4 (validate() admits no other)
 }
 
 namespace tokenizer_detail {

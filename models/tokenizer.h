@@ -1,7 +1,7 @@
-// Tokenizers built from GGUF metadata (tokenizer.ggml.*): the SentencePiece-style `llama` model
-// and the byte-level BPE `gpt2` model with its pre-tokenizers. Owns text <-> token ids only; knows
-// nothing of weights or the forward pass. Metadata is untrusted: TokenizerSpec::from_gguf checks
-// it.
+// Tokenizers built from GGUF metadata (tokenizer.ggml.*): the SentencePiece-style `llama` model,
+// the byte-level BPE `gpt2` model with its pre-tokenizers, and Gemma 4's UTF-8 BPE `gemma4`. Owns
+// text <-> token ids only; knows nothing of weights or the forward pass. Metadata is untrusted:
+// TokenizerSpec::from_gguf checks it.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -29,12 +29,12 @@ enum class TokenType : int32_t {
 
 // Everything a tokenizer needs, as read from (or written to) GGUF metadata.
 struct TokenizerSpec {
-  std::string model;                // tokenizer.ggml.model: "llama", "gpt2", ...
+  std::string model;                // tokenizer.ggml.model: "llama", "gpt2", "gemma4"
   std::string pre;                  // tokenizer.ggml.pre ("default" when absent)
   std::vector<std::string> tokens;  // tokenizer.ggml.tokens
   std::vector<float> scores;        // tokenizer.ggml.scores (may be empty for gpt2)
   std::vector<int32_t> types;       // tokenizer.ggml.token_type (may be empty: all Normal)
-  std::vector<std::string> merges;  // tokenizer.ggml.merges ("a b" pairs, gpt2 only)
+  std::vector<std::string> merges;  // tokenizer.ggml.merges ("a b" pairs, gpt2 and gemma4)
   int32_t bos = -1, eos = -1, unk = -1, pad = -1;
   bool add_bos = false, add_eos = false;
   bool add_space_prefix = true;  // tokenizer.ggml.add_space_prefix (llama model)

@@ -1,11 +1,15 @@
-// The byte-level BPE `gpt2` tokenizer: pre-tokenizer regexes chosen by tokenizer.ggml.pre (run
-// with PCRE2, Unicode-aware), GPT-2's byte-to-unicode mapping and rank-ordered merges as
-// llama.cpp's llm_tokenizer_bpe. It must not know about SentencePiece conventions (U+2581, scores).
+// The BPE tokenizers of llama.cpp's llm_tokenizer_bpe: pre-tokenizer regexes chosen by
+// tokenizer.ggml.pre (run with PCRE2, Unicode-aware) and rank-ordered merges, over GPT-2's
+// byte-to-unicode alphabet (`gpt2`) or, for `gemma4`, over raw UTF-8 characters with spaces
+// escaped as U+2581 and <0xXX> byte tokens for characters outside the vocabulary. It must not know
+// about SentencePiece scores (tokenizer_spm.cpp).
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
+#include <deque>
 #include <queue>
 #include <string_view>
 #include <unordered_map>
@@ -56,6 +60,9 @@ std::string expand_whitespace(std::string_view pat) {
 struct PreTokenizer {
   std::vector<const char*> regexes;  // applied in turn, each splitting the previous pieces
   bool ignore_merges = false;        // a piece that is already a token is emitted whole
+  // false: gemma4's SPM-style BPE (spaces as U+2581, symbols are UTF-8 characters, <0xXX> byte
+  // fallback) instead of GPT-2's byte alphabet
+  bool byte_encode = true;
 };
 
 // The regexes are llama.cpp's (src/llama-vocab.cpp, llm_tokenizer_bpe), which adapt the
@@ -76,7 +83,20 @@ const PreTokenizer* find_pre(const std::string& pre) {
   static const PreTokenizer kQwen2{
       {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|"
        "\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}};
+  // llama.cpp's GPT4O group (gpt-oss's o200k): its lookahead spelling of the original's
+  // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] / [\p{Ll}\p{Lm}\p{Lo}\p{M}] classes, which leaves combining
+  // marks (\p{M}) out of words. Kept as llama.cpp has it: its tokens are the reference.
+  static const PreTokenizer kGpt4o{
+      {"[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+"
+       "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|"
+       "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*"
+       "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|"
+       "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}};
+  // Gemma 4: no word splitting, only newline runs apart (merges never span a newline).
+  static const PreTokenizer kGemma4{{"[^\\n]+|[\\n]+"}, false, /*byte_encode=*/false};
   if (pre == "default") return &kDefault;
+  if (pre == "gemma4") return &kGemma4;
+  if (pre == "gpt-4o") return &kGpt4o;
   if (pre == "gpt-2") return &kGpt2;
   if (pre == "llama-bpe" || pre == "llama3" || pre == "llama-v3") return &kLlama3;
   if (pre == "qwen2") return &kQwen2;
@@ -118,12 +138,15 @@ class BpeTokenizer final : public Tokenizer {
       throw TokenizerError("[tokenizer] pre-tokenizer '" + spec_.pre + "' is not supported");
     for (const char* r : pre->regexes) regexes_.push_back(std::make_unique<Regex>(r));
     ignore_merges_ = pre->ignore_merges;
+    byte_encode_ = pre->byte_encode;
 
     const size_t n = spec_.tokens.size();
     ids_.reserve(n);
     for (size_t i = 0; i < n; ++i) ids_[spec_.tokens[i]] = int32_t(i);
-    for (int b = 0; b < 256; ++b)  // validate() checked that all 256 exist
-      byte_token_[size_t(b)] = ids_.at(tokenizer_detail::gpt2_byte_piece(uint8_t(b)));
+    for (int b = 0; b < 256; ++b)  // byte level: validate() checked that all 256 exist
+      byte_token_[size_t(b)] = byte_encode_ ? ids_.at(tokenizer_detail::gpt2_byte_piece(uint8_t(b)))
+                                            : find(byte_token_text(uint8_t(b)));  // -1: dropped
+
     merges_.reserve(spec_.merges.size());
     for (size_t r = 0; r < spec_.merges.size(); ++r) {
       const std::string& m = spec_.merges[r];
@@ -150,6 +173,10 @@ class BpeTokenizer final : public Tokenizer {
       if (type == TokenType::Control || type == TokenType::Unknown ||
           type == TokenType::UserDefined) {
         decoded_[i] = t;
+        continue;
+      }
+      if (!byte_encode_) {  // gemma4: U+2581 back to spaces; <0xXX> to its byte
+        decoded_[i] = type == TokenType::Byte ? byte_of_token(t) : unescape_spaces(t);
         continue;
       }
       for (size_t k = 0; k < t.size();) {
@@ -180,11 +207,16 @@ class BpeTokenizer final : public Tokenizer {
         out.push_back(f.token);
         continue;
       }
-      sc.pieces.assign(1, {f.offset, f.length});
-      for (const auto& re : regexes_) split(text, *re, sc);
+      std::string_view subject = text.substr(f.offset, f.length);
+      if (!byte_encode_) {  // kept alive until the end of the call: the cache views it
+        sc.escaped.push_back(escape_spaces(subject));
+        subject = sc.escaped.back();
+      }
+      sc.pieces.assign(1, {0, subject.size()});
+      for (const auto& re : regexes_) split(subject, *re, sc);
       for (const auto& [off, len] : sc.pieces) {
         // Pieces repeat (words), and a piece's tokens depend on its bytes alone.
-        const std::string_view piece = text.substr(off, len);
+        const std::string_view piece = subject.substr(off, len);
         auto it = sc.cache.find(piece);
         if (it == sc.cache.end()) {
           const size_t before = sc.cached_ids.size();
@@ -221,9 +253,11 @@ class BpeTokenizer final : public Tokenizer {
     int32_t rank, id;
   };
   struct Symbol {
-    int32_t id;
+    int32_t id;  // -1: merged away; kOutside: a character that is no token (gemma4)
     int prev, next;
+    uint32_t off = 0, len = 0;  // its bytes in the piece (for the byte fallback)
   };
+  static constexpr int32_t kOutside = -2;
   struct Bigram {
     int left, right;
     int32_t rank;
@@ -244,7 +278,41 @@ class BpeTokenizer final : public Tokenizer {
     // Tokens of pieces seen in this call: (start, count) in cached_ids; keys view the text.
     std::unordered_map<std::string_view, std::pair<uint32_t, uint32_t>> cache;
     std::vector<int32_t> cached_ids;
+    std::deque<std::string> escaped;  // gemma4: the fragments with U+2581 for spaces
   };
+
+  static constexpr std::string_view kEscapedSpace = "\xe2\x96\x81";  // U+2581
+  static std::string escape_spaces(std::string_view s) {
+    std::string out;
+    for (char c : s)
+      if (c == ' ')
+        out += kEscapedSpace;
+      else
+        out += c;
+    return out;
+  }
+  static std::string unescape_spaces(std::string_view s) {
+    std::string out;
+    for (size_t i = 0; i < s.size();) {
+      if (s.substr(i, 3) == kEscapedSpace) {
+        out += ' ';
+        i += 3;
+      } else {
+        out += s[i++];
+      }
+    }
+    return out;
+  }
+  static std::string byte_token_text(uint8_t b) {
+    static const char* hex = "0123456789ABCDEF";
+    return std::string{'<', '0', 'x', hex[b >> 4], hex[b & 15], '>'};
+  }
+  // "<0xAB>" -> the byte 0xAB; any other spelling is kept as text.
+  static std::string byte_of_token(const std::string& t) {
+    for (int b = 0; b < 256; ++b)
+      if (t == byte_token_text(uint8_t(b))) return std::string(1, char(b));
+    return t;
+  }
 
   static uint64_t key(int32_t a, int32_t b) { return (uint64_t(uint32_t(a)) << 32) | uint32_t(b); }
 
@@ -296,6 +364,7 @@ class BpeTokenizer final : public Tokenizer {
   void push_bigram(Scratch& sc, int l, int r) const {
     if (l < 0 || r < 0) return;
     const int32_t a = sc.sym[size_t(l)].id, b = sc.sym[size_t(r)].id;
+    if (a < 0 || b < 0) return;
     auto it = merges_.find(key(a, b));
     if (it == merges_.end()) return;
     sc.heap.push_back({l, r, it->second.rank, a, b, it->second.id});
@@ -311,11 +380,31 @@ class BpeTokenizer final : public Tokenizer {
         return;
       }
     }
-    // One symbol per byte: each byte's byte-level character is a token (checked at load).
     sc.sym.clear();
-    const int n = int(piece.size());
-    for (int i = 0; i < n; ++i)
-      sc.sym.push_back({byte_token_[uint8_t(piece[size_t(i)])], i - 1, i + 1 == n ? -1 : i + 1});
+    if (byte_encode_) {
+      // One symbol per byte: each byte's byte-level character is a token (checked at load).
+      for (size_t i = 0; i < piece.size(); ++i)
+        sc.sym.push_back({byte_token_[uint8_t(piece[i])], 0, 0, uint32_t(i), 1});
+    } else {
+      // gemma4: a run of newlines that is a token stays whole (llama.cpp's Gemma 4 fix).
+      if (piece.find_first_not_of('\n') == std::string_view::npos)
+        if (const int32_t id = find(piece); id >= 0) {
+          out.push_back(id);
+          return;
+        }
+      // One symbol per UTF-8 character (an invalid byte alone), its token or kOutside.
+      for (size_t i = 0; i < piece.size();) {
+        const size_t len = std::max<size_t>(1, tokenizer_detail::utf8_valid_len(piece, i));
+        const int32_t id = find(piece.substr(i, len));
+        sc.sym.push_back({id >= 0 ? id : kOutside, 0, 0, uint32_t(i), uint32_t(len)});
+        i += len;
+      }
+    }
+    const int n = int(sc.sym.size());
+    for (int i = 0; i < n; ++i) {
+      sc.sym[size_t(i)].prev = i - 1;
+      sc.sym[size_t(i)].next = i + 1 == n ? -1 : i + 1;
+    }
     sc.heap.clear();
     for (int i = 1; i < n; ++i) push_bigram(sc, i - 1, i);
     while (!sc.heap.empty()) {
@@ -335,12 +424,21 @@ class BpeTokenizer final : public Tokenizer {
       push_bigram(sc, l.prev, bg.left);
       push_bigram(sc, bg.left, l.next);
     }
-    for (int i = n ? 0 : -1; i != -1; i = sc.sym[size_t(i)].next)
-      out.push_back(sc.sym[size_t(i)].id);
+    for (int i = n ? 0 : -1; i != -1; i = sc.sym[size_t(i)].next) {
+      const Symbol& y = sc.sym[size_t(i)];
+      if (y.id >= 0) {
+        out.push_back(y.id);
+        continue;
+      }
+      // Outside the vocabulary: its bytes as <0xXX> tokens, each dropped when absent (llama.cpp)
+      for (uint32_t k = 0; k < y.len; ++k)
+        if (const int32_t b = byte_token_[uint8_t(piece[y.off + k])]; b >= 0) out.push_back(b);
+    }
   }
 
   std::vector<std::unique_ptr<Regex>> regexes_;
   bool ignore_merges_ = false;
+  bool byte_encode_ = true;
   std::unordered_map<std::string_view, int32_t> ids_;  // views into spec_.tokens
   std::array<int32_t, 256> byte_token_{};
   std::unordered_map<uint64_t, Merge> merges_;
@@ -356,7 +454,7 @@ bool bpe_pre_supported(const std::string& pre) {
   return find_pre(pre) != nullptr;
 }
 const char* bpe_pre_supported_list() {
-  return "default, gpt-2, llama-bpe (llama3, llama-v3), qwen2";
+  return "default, gpt-2, llama-bpe (llama3, llama-v3), qwen2, gpt-4o, gemma4";
 }
 
 std::unique_ptr<Tokenizer> make_bpe_tokenizer(TokenizerSpec spec) {

@@ -47,9 +47,13 @@ const std::string& gpt2_byte_piece(uint8_t b) {
 }  // namespace tokenizer_detail
 
 void TokenizerSpec::validate(const std::string& source) const {
-  if (model != "llama" && model != "gpt2")
+  if (model != "llama" && model != "gpt2" && model != "gemma4")
     fail(source, "tokenizer.ggml.model",
-         tokenizer_detail::quoted_piece(model) + " is not supported (supported: llama, gpt2)");
+         tokenizer_detail::quoted_piece(model) +
+             " is not supported (supported: llama, gpt2, gemma4)");
+  if (model == "gemma4" && pre != "gemma4")
+    fail(source, "tokenizer.ggml.pre",
+         "model 'gemma4' takes pre-tokenizer 'gemma4', not " + tokenizer_detail::quoted_piece(pre));
   if (model == "gpt2" && !tokenizer_detail::bpe_pre_supported(pre))
     fail(source, "tokenizer.ggml.pre",
          "pre-tokenizer " + tokenizer_detail::quoted_piece(pre) +
@@ -98,12 +102,12 @@ void TokenizerSpec::validate(const std::string& source) const {
 
   if (model == "llama" && !merges.empty())
     fail(source, "tokenizer.ggml.merges", "the llama (SentencePiece) model takes no merges");
-  if (model != "gpt2") return;
+  if (model == "llama") return;
 
   std::unordered_map<std::string_view, int32_t> ids_of;
   ids_of.reserve(n);
   for (size_t i = 0; i < n; ++i) ids_of[tokens[i]] = int32_t(i);
-  for (int b = 0; b < 256; ++b)
+  for (int b = 0; b < 256 && model == "gpt2"; ++b)
     if (!ids_of.count(tokenizer_detail::gpt2_byte_piece(uint8_t(b))))
       fail(source, "tokenizer.ggml.tokens",
            "byte-level vocabulary lacks the token for byte " + std::to_string(b) + " (" +
@@ -145,9 +149,11 @@ TokenizerSpec TokenizerSpec::from_gguf(const GgufFile& f) {
     s.model = f.get_string("tokenizer.ggml.model");
     s.pre = f.get_string_opt("tokenizer.ggml.pre").value_or("default");
     // Refuse unsupported names before reading (and checking) large arrays for nothing.
-    if (s.model != "llama" && s.model != "gpt2")
+    if (s.model != "llama" && s.model != "gpt2" && s.model != "gemma4")
       fail(path, "tokenizer.ggml.model",
-           tokenizer_detail::quoted_piece(s.model) + " is not supported (supported: llama, gpt2)");
+           tokenizer_detail::quoted_piece(s.model) +
+               " is not supported (supported: llama, gpt2, gemma4)");
+    if (s.model == "gemma4") s.pre = "gemma4";  // llama.cpp sets it whatever the key says
     if (s.model == "gpt2" && !tokenizer_detail::bpe_pre_supported(s.pre))
       fail(path, "tokenizer.ggml.pre",
            "pre-tokenizer " + tokenizer_detail::quoted_piece(s.pre) +
@@ -201,6 +207,7 @@ TokenizerSpec TokenizerSpec::from_gguf(const GgufFile& f) {
     s.add_bos = f.has("tokenizer.ggml.add_bos_token")
                     ? f.get_bool("tokenizer.ggml.add_bos_token")
                     : s.bos >= 0 && (s.model == "llama" || (s.model == "gpt2" && llama3));
+    if (s.model == "gemma4") s.add_bos = true;  // llama.cpp's Gemma 4 override
     s.add_eos = f.has("tokenizer.ggml.add_eos_token") && f.get_bool("tokenizer.ggml.add_eos_token");
     s.add_space_prefix = f.has("tokenizer.ggml.add_space_prefix")
                              ? f.get_bool("tokenizer.ggml.add_space_prefix")

@@ -1,4 +1,5 @@
-// Google Benchmark of accel::gemm on k-quant weights (q4_K, q5_K, q6_K) beside q8_0 and q4_0 in
+// Google Benchmark of accel::gemm on k-quant weights (q4_K, q5_K, q6_K) and mxfp4 (GPT-OSS's
+// experts) beside q8_0 and q4_0 in
 // the same process: decode GEMV (M = 1), verify (M = 16) and prefill (M = 256) over a 4096 x 4096
 // weight, 1 or 2 threads. Reports GB/s of packed weight bytes read (the decode figure of merit),
 // GFLOP/s, and speed relative to q8_0 at the same M and threads (q8_0 runs first in each group).
@@ -20,7 +21,8 @@ namespace {
 
 using accel::DType;
 
-constexpr DType kTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+constexpr DType kTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K,
+                            DType::Q5_K, DType::Q6_K, DType::MXFP4};
 constexpr size_t kN = 4096, kK = 4096;
 // Calls cycle through this many separately packed copies, so the weights streamed per call come
 // from memory rather than a cache that kept the previous call's (4 x 9.4 MB for q4_K, 4 x 17.8 MB
@@ -78,7 +80,7 @@ void BM_KQuantGemm(benchmark::State& state) {
 
 BENCHMARK(BM_KQuantGemm)
     ->ArgNames({"type", "M", "threads"})
-    ->ArgsProduct({{0, 1, 2, 3, 4}, {1, 16, 256}, {1, 2}})
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {1, 16, 256}, {1, 2}})
     ->UseRealTime()
     ->MinTime(0.3)
     ->Unit(benchmark::kMillisecond);

@@ -3,6 +3,7 @@
 // test from the float roundings the kernel performs (u = 2^-24, the unit roundoff). Tests only.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -256,6 +257,40 @@ TEST(SwiGlu, MatchesReferenceAndAliases) {
   float a = 1.f, b = 2.f, o;
   accel::swiglu(&a, &b, &o, 1);
   EXPECT_NEAR(o, 1.4621171572600098, 4 * kU);
+}
+
+// ggml_swiglu_oai: the gate is clamped above only, the up value on both sides, and the result is
+// g sigmoid(alpha g) (u + 1). Against the double formula on the clamped inputs, per element within
+// (8 + |alpha g|) u relative: six float roundings and expf's < 1 ulp, plus the rounding of the
+// product alpha * -g, which exp turns into a relative error of |alpha g| u.
+TEST(Elementwise, SwigluOaiClampsAndMatchesTheFormula) {
+  const float alpha = 1.702f, limit = 7.f;
+  std::vector<float> g = accel::test::random_normal(500, 31, 6.f),
+                     up = accel::test::random_normal(500, 32, 6.f);
+  g[0] = 100.f;
+  g[1] = -100.f;
+  up[2] = 50.f;
+  up[3] = -50.f;
+  std::vector<double> want(g.size()), tol(g.size());
+  for (size_t i = 0; i < g.size(); ++i) {
+    const double gc = std::min(double(g[i]), 7.0), uc = std::clamp(double(up[i]), -7.0, 7.0);
+    want[i] = gc / (1 + std::exp(-double(alpha) * gc)) * (uc + 1);
+    tol[i] = (8 + std::fabs(double(alpha) * gc)) * kU * std::fabs(want[i]) + 1e-30;
+  }
+  std::vector<float> out(g.size());
+  accel::swiglu_oai(g.data(), up.data(), out.data(), g.size(), alpha, limit);
+  for (size_t i = 0; i < g.size(); ++i)
+    ASSERT_LE(std::fabs(double(out[i]) - want[i]), tol[i]) << "gate " << g[i] << " up " << up[i];
+  float o1, o2, o3;
+  const float a = 7.f, b = 1e9f, c = 3.f, d = 7.f, e = -1e9f, f = -7.f;
+  accel::swiglu_oai(&a, &c, &o1, 1, alpha, limit);  // gate at the limit
+  accel::swiglu_oai(&b, &c, &o2, 1, alpha, limit);  // gate far past it: the same
+  EXPECT_EQ(o1, o2);
+  accel::swiglu_oai(&c, &e, &o1, 1, alpha, limit);  // up far below: as -7, so (u + 1) = -6
+  accel::swiglu_oai(&c, &f, &o2, 1, alpha, limit);
+  EXPECT_EQ(o1, o2);
+  accel::swiglu_oai(&c, &d, &o3, 1, alpha, limit);
+  EXPECT_NEAR(o3 / o1, 8.0 / -6.0, 1e-6);  // the glu factor is shared; (u + 1) = 8 vs -6
 }
 
 }  // namespace

@@ -27,8 +27,8 @@ namespace {
 using test::bit_equal;
 using test::random_normal;
 
-constexpr DType kAllTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0,
-                               DType::Q4_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+constexpr DType kAllTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0, DType::Q4_0,
+                               DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::MXFP4};
 
 bool is_quant(DType t) {
   return dtype_block_elems(t) > 1;
@@ -244,7 +244,7 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, GemmBatchInvariance, ::testing::ValuesIn(kAll
 // matrix: those kernels only change how weights are stored, never the arithmetic. (k-quants
 // compute on quantized activations: KQuantActivationErrorStaysWithinTheCodeRoundingBound.)
 TEST(Gemm, NonF32EqualsF32OnDequantizedBitForBit) {
-  for (DType t : {DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0})
+  for (DType t : {DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::MXFP4})
     for (const Case& c : {Case{1, 33, 64u}, Case{13, 257, 1056u}, Case{256, 64, 768}}) {
       SCOPED_TRACE(describe(t, c, true));
       const std::vector<uint8_t> raw = make_weight(t, c.N, c.K, 11);

@@ -71,6 +71,16 @@ const char* kLlama2 =
     "[/INST]' }}{% elif message['role'] == 'assistant' %}{{ ' '  + content.strip() + ' ' + "
     "eos_token }}{% endif %}{% endfor %}";
 
+// Lines of google-gemma-4-31B-it's template that carry its turn markers.
+const char* kGemma4 =
+    "{{- bos_token -}}\n{%- if (enable_thinking is defined and enable_thinking) or tools or "
+    "messages[0]['role'] in ['system', 'developer'] -%}\n    {{- '<|turn>system\\n' -}}\n"
+    "{{- '<turn|>\\n' -}}\n{%- if add_generation_prompt -%}\n{{- '<|turn>model\\n' -}}";
+// Lines of openai/gpt-oss-20b's harmony template (the full one renders channels and tools).
+const char* kHarmony =
+    "{{- \"<|start|>system<|message|>\" }}{{- \"<|start|>assistant<|channel|>final<|message|>\" "
+    "}}{%- if add_generation_prompt -%}<|start|>assistant{%- endif -%}";
+
 ChatTemplate make(const char* src, const char* bos = "<s>", const char* eos = "</s>") {
   return ChatTemplate::recognise(src, "test.gguf: tokenizer.chat_template", bos, eos);
 }
@@ -88,6 +98,10 @@ TEST(ChatTemplate, RecognisesEachFamilyFromItsJinjaSource) {
   EXPECT_EQ(make(kGemma2).family(), ChatFamily::Gemma);
   EXPECT_EQ(make(kGemma3).family(), ChatFamily::Gemma);
   EXPECT_EQ(make(kLlama2).family(), ChatFamily::Llama2);
+  EXPECT_EQ(make(kGemma4).family(), ChatFamily::Gemma4);
+  EXPECT_EQ(make(kHarmony).family(), ChatFamily::Harmony);
+  EXPECT_EQ(make(kGemma4).end_of_turn(), "<turn|>");
+  EXPECT_EQ(make(kHarmony).end_of_turn(), "<|return|>");
   EXPECT_EQ(make(kLlama3).end_of_turn(), "<|eot_id|>");
   EXPECT_EQ(make(kChatML).end_of_turn(), "<|im_end|>");
   EXPECT_EQ(make(kGemma2).end_of_turn(), "<end_of_turn>");
@@ -171,6 +185,33 @@ TEST(ChatTemplate, GemmaRendersHandWorkedPromptsAndRefusesWhatItsTemplateRefuses
   // Gemma 3: the system text (untrimmed) + "\n\n" opens the first user turn.
   EXPECT_EQ(make(kGemma3, "<bos>", "<eos>").apply(kSystemUser, false),
             "<bos><start_of_turn>user\nBe brief.\n\nHi there<end_of_turn>\n");
+}
+
+// Gemma 4 (its Jinja, plain text): system first in its own turn, trimmed contents, the model's
+// thinking channel stripped from earlier answers, consecutive answers sharing one model turn.
+TEST(ChatTemplate, Gemma4RendersHandWorkedPrompts) {
+  const ChatTemplate t = make(kGemma4, "<bos>", "<eos>");
+  EXPECT_EQ(t.apply(kSystemUser, true),
+            "<bos><|turn>system\nBe brief.<turn|>\n<|turn>user\nHi there<turn|>\n<|turn>model\n");
+  EXPECT_EQ(t.apply(kMultiTurn, false),
+            "<bos><|turn>user\nWhat is 2+2?<turn|>\n<|turn>model\n4<turn|>\n<|turn>user\nAnd "
+            "3+3?<turn|>\n");
+  const std::vector<ChatMessage> thought = {
+      {"user", "q"}, {"assistant", "<|channel>thought\nhmm<channel|> A \n"}, {"assistant", "B"}};
+  EXPECT_EQ(t.apply(thought, true),
+            "<bos><|turn>user\nq<turn|>\n<|turn>model\nA<turn|>\nB<turn|>\n<|turn>model\n");
+}
+
+// GPT-OSS as llama-chat.cpp's built-in `gpt-oss` template renders it: contents verbatim,
+// '<|return|>' after the assistant's, '<|end|>' after the others'.
+TEST(ChatTemplate, HarmonyRendersLlamaCppsBuiltInFormat) {
+  const ChatTemplate t = make(kHarmony, "<|startoftext|>", "<|return|>");
+  EXPECT_EQ(t.apply(kSystemUser, true),
+            "<|start|>system<|message|>Be brief.<|end|><|start|>user<|message|> Hi there \n<|end|>"
+            "<|start|>assistant");
+  EXPECT_EQ(t.apply(kMultiTurn, false),
+            "<|start|>user<|message|>What is 2+2?<|end|><|start|>assistant<|message|>4<|return|>"
+            "<|start|>user<|message|>And 3+3?<|end|>");
 }
 
 TEST(ChatTemplate, Llama2RendersHandWorkedPrompts) {

@@ -239,6 +239,20 @@ TEST_F(GgufHostile, TensorInfo) {
     expect_refused(r, {t, "row length", "33", "block size 32"});
   }
   {
+    Raw r = one({48, 2}, 39);  // mxfp4 rows must be whole 32-element blocks
+    expect_refused(r, {t, "row length", "48", "mxfp4 block size 32"});
+  }
+  {
+    Raw r = one({256, 16}, 39);  // 16 rows x 8 blocks x 17 bytes = 2176: present
+    save(dir_.file("mx.gguf"), r.bytes(), r.bytes().size());
+    const GgufFile f = GgufFile::open(dir_.file("mx.gguf"));
+    EXPECT_EQ(f.tensors()[0].n_bytes, 16u * 8 * 17);
+  }
+  {
+    Raw r = one({1024, 16}, 39);  // 16 x 32 x 17 = 8704 bytes, 4096 present
+    expect_refused(r, {t, "past end of file"});
+  }
+  {
     Raw r = one({4}, 0, 16);
     expect_refused(r, {t, "offset 16", "alignment 32"});
   }
@@ -279,8 +293,8 @@ TEST_F(GgufHostile, TensorLayout) {
   EXPECT_EQ(GgufFile::open(dir_.file("ok.gguf")).tensors().size(), 2u);
 }
 
-// A small valid file with arrays, strings and tensors of each type, whose last tensor ends
-// exactly at the end of the file (so every strict prefix is invalid).
+// A small valid file with arrays, strings and tensors of several types (mxfp4 included), whose last
+// tensor ends exactly at the end of the file (so every strict prefix is invalid).
 std::vector<uint8_t> small_valid_file(const std::string& path, uint64_t* data_start) {
   GgufWriter w(32);
   w.set("general.architecture", GgufValue::of_string("llama"));
@@ -291,12 +305,13 @@ std::vector<uint8_t> small_valid_file(const std::string& path, uint64_t* data_st
   w.set("tokenizer.ggml.token_type", GgufValue::of_i32_array({3, 3, 1, 1}));
   w.set("tokenizer.ggml.add_bos_token", GgufValue::of_bool(true));
   const std::vector<uint8_t> d(1024, 0x3c);
+  w.add_tensor("m", {64, 1}, DType::MXFP4, d.data(), 34);
   w.add_tensor("q", {32, 2}, DType::Q8_0, d.data(), 68);
   w.add_tensor("h", {4, 3}, DType::F16, d.data(), 24);
   w.add_tensor("w", {8, 2}, DType::F32, d.data(), 64);
   w.write(path);
   const GgufFile f = GgufFile::open(path);
-  *data_start = f.file_size() - (96 + 32 + 64);
+  *data_start = f.file_size() - (64 + 96 + 32 + 64);
   return load(path);
 }
 
@@ -322,7 +337,7 @@ TEST_F(GgufHostile, EveryTruncation) {
     }
   }
   save(path, full, full.size());
-  EXPECT_EQ(GgufFile::open(path).tensors().size(), 3u);  // the intact file still loads
+  EXPECT_EQ(GgufFile::open(path).tensors().size(), 4u);  // the intact file still loads
 }
 
 TEST_F(GgufHostile, RandomCorruptionNeverCrashes) {

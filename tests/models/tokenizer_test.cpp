@@ -126,7 +126,8 @@ TEST_P(VocabVectors, MatchLlamaCpp) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Vocabs, VocabVectors,
-                         ::testing::Values("llama-spm", "gpt-2", "llama-bpe", "qwen2"),
+                         ::testing::Values("llama-spm", "gpt-2", "llama-bpe", "qwen2", "gpt-oss",
+                                           "gemma-4"),
                          [](const auto& info) {
                            std::string s = info.param;
                            for (char& c : s)

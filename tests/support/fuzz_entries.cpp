@@ -151,7 +151,7 @@ std::vector<uint8_t> gguf_seed() {
   std::vector<float> x(256);
   for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i % 17) - 8) / 8.f;
   for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K,
-                  DType::Q5_K, DType::Q6_K}) {
+                  DType::Q5_K, DType::Q6_K, DType::MXFP4}) {
     std::vector<uint8_t> raw(dtype_row_bytes(t, x.size()));
     quantize_row(t, x.data(), raw.data(), x.size());
     w.add_tensor(std::string("w.") + std::string(dtype_name(t)), {x.size(), 1}, t, raw.data(),
