@@ -187,6 +187,38 @@ INSTANTIATE_TEST_SUITE_P(Types, RingTypes,
                            return s;
                          });
 
+// The seed-placement quantized types on the ring (a multi-token piece attends over the history
+// dequantized and its own rows in f32; a decode step through the fused kernel). The first piece
+// (29 tokens: nothing stored before it, every other slot empty and masked) gives the f32 ring's
+// bits. After it, outputs differ from f32 by a quantization-sized amount. Values are N(0, 1): an
+// int4 step is ~1/15 of a group's range (~6), <= 0.2 per value; a key's rounding moves a score
+// (q ~ N(0, 4), 32 dims, scale 0.18) by up to ~0.2, the softmax weights by ~20%: outputs by up to
+// ~0.5. 1.0 (int4) and 0.15 (q8_0, steps 16x finer) catch gross errors (garbage or zero rows, a
+// broken dequantization); the exactness of the ring itself is RingTypes' bit-for-bit tests.
+TEST(KVCacheRing, SeedPlacementTypesStayCloseToF32OnBothKinds) {
+  const Rows r = make_rows(400, 51);
+  for (size_t chunk : {size_t(1), size_t(64)}) {
+    const Outs ref = run_chunked(KVDType::F32, r, chunk);
+    for (auto [t, tol] : {std::pair{KVDType::Int4, 1.0}, std::pair{KVDType::Q8_0, 0.15}}) {
+      SCOPED_TRACE(kv_dtype_name(t) + " chunk " + std::to_string(chunk));
+      const Outs o = run_chunked(t, r, chunk);
+      for (int layer = 0; layer < 2; ++layer) {
+        const std::vector<double> want(ref[size_t(layer)].begin(), ref[size_t(layer)].end());
+        EXPECT_TRUE(test::near_all(o[size_t(layer)], want, tol, 0)) << "layer " << layer;
+        if (chunk == 64) {
+          const std::vector<float> a(o[size_t(layer)].begin(),
+                                     o[size_t(layer)].begin() + 29 * kQDim);
+          const std::vector<float> b(ref[size_t(layer)].begin(),
+                                     ref[size_t(layer)].begin() + 29 * kQDim);
+          EXPECT_TRUE(test::bit_equal(a, b)) << "first piece, layer " << layer;
+        }
+      }
+      EXPECT_FALSE(test::bit_equal(o[0], ref[0]))
+          << "quantization should show after the first piece";
+    }
+  }
+}
+
 // A rollback past what the ring has overwritten is refused; the largest guaranteed one works.
 TEST(KVCacheRing, TrimBeyondTheRingIsRefused) {
   const Rows r = make_rows(400, 31);
