@@ -77,7 +77,11 @@ struct Problem {
   float* out;
   size_t ldo;
   int G, D;
-  float c;                       // scale * log2(e): scores live in the log2 domain
+  float c;                       // scale * log2(e): scores live in the log2 domain (log2(e) when
+                                 // soft-capping, which applies the scale itself)
+  int window;                    // AttentionShape::window
+  const float* sinks;            // AttentionShape::sinks
+  float scale, softcap;          // AttentionShape::scale, softcap
   std::vector<int32_t> blk_min;  // min / max position of each key block
   std::vector<int32_t> blk_max;
 };
@@ -88,7 +92,7 @@ struct Problem {
 template <int NR, int NV, bool CHECK>
 void pv_chunk(const float* const* P, size_t pstride, float* const* O, const float* alpha,
               const float* vb, size_t ldkv, int nb, int d0, vmask tail, const int32_t* kpos,
-              int32_t qpos) {
+              int32_t qpos, int32_t qlo) {
   // Unrolled so that GCC keeps acc in registers (a partially unrolled loop spills it per key).
   vf acc[NR][NV];
 #pragma GCC unroll 8
@@ -102,7 +106,7 @@ void pv_chunk(const float* const* P, size_t pstride, float* const* O, const floa
 #pragma GCC unroll 8
   for (int r = 0; r < NR; ++r) p[r] = P[r];
   for (int j = 0; j < nb; ++j) {
-    if (CHECK && kpos[j] > qpos) continue;
+    if (CHECK && (kpos[j] > qpos || kpos[j] < qlo)) continue;
     const float* vr = vb + size_t(j) * ldkv + d0;
     vf vv[NV];
 #pragma GCC unroll 4
@@ -124,22 +128,23 @@ void pv_chunk(const float* const* P, size_t pstride, float* const* O, const floa
 
 template <int NR, bool CHECK>
 void pv_rows(const float* const* P, size_t pstride, float* const* O, const float* alpha,
-             const float* vb, size_t ldkv, int nb, int D, const int32_t* kpos, int32_t qpos) {
+             const float* vb, size_t ldkv, int nb, int D, const int32_t* kpos, int32_t qpos,
+             int32_t qlo) {
   for (int d0 = 0; d0 < D; d0 += kPvVecs * W) {
     const int dl = std::min(kPvVecs * W, D - d0), nv = (dl + W - 1) / W;
     const vmask tail = first(dl - (nv - 1) * W);
     switch (nv) {
       case 1:
-        pv_chunk<NR, 1, CHECK>(P, pstride, O, alpha, vb, ldkv, nb, d0, tail, kpos, qpos);
+        pv_chunk<NR, 1, CHECK>(P, pstride, O, alpha, vb, ldkv, nb, d0, tail, kpos, qpos, qlo);
         break;
       case 2:
-        pv_chunk<NR, 2, CHECK>(P, pstride, O, alpha, vb, ldkv, nb, d0, tail, kpos, qpos);
+        pv_chunk<NR, 2, CHECK>(P, pstride, O, alpha, vb, ldkv, nb, d0, tail, kpos, qpos, qlo);
         break;
       case 3:
-        pv_chunk<NR, 3, CHECK>(P, pstride, O, alpha, vb, ldkv, nb, d0, tail, kpos, qpos);
+        pv_chunk<NR, 3, CHECK>(P, pstride, O, alpha, vb, ldkv, nb, d0, tail, kpos, qpos, qlo);
         break;
       default:
-        pv_chunk<NR, 4, CHECK>(P, pstride, O, alpha, vb, ldkv, nb, d0, tail, kpos, qpos);
+        pv_chunk<NR, 4, CHECK>(P, pstride, O, alpha, vb, ldkv, nb, d0, tail, kpos, qpos, qlo);
     }
   }
 }
@@ -152,6 +157,7 @@ struct PvRow {
   float* o;
   float alpha;
   int32_t pos;
+  int32_t lo;  // lowest visible key position (attention_window_lo)
 };
 void pv_block(const Problem& pr, const PvRow* rows, int n_rows, size_t pstride, const float* vb,
               size_t ldv, int b, int nb) {
@@ -161,9 +167,9 @@ void pv_block(const Problem& pr, const PvRow* rows, int n_rows, size_t pstride, 
   int n = 0;
   auto flush = [&] {
     switch (n) {
-#define ACCEL_PV_CASE(k)                                                \
-  case k:                                                               \
-    pv_rows<k, false>(P, pstride, O, A, vb, ldv, nb, pr.D, nullptr, 0); \
+#define ACCEL_PV_CASE(k)                                                   \
+  case k:                                                                  \
+    pv_rows<k, false>(P, pstride, O, A, vb, ldv, nb, pr.D, nullptr, 0, 0); \
     break;
       ACCEL_PV_CASE(1)
       ACCEL_PV_CASE(2)
@@ -182,14 +188,15 @@ void pv_block(const Problem& pr, const PvRow* rows, int n_rows, size_t pstride, 
   const int32_t* kpos = pr.kv_pos + size_t(b) * kBlock;
   for (int i = 0; i < n_rows; ++i) {
     const PvRow& r = rows[i];
-    if (pr.blk_min[b] > r.pos) continue;  // no visible key: the block is skipped for this row
-    if (pr.blk_max[b] <= r.pos) {
+    // no visible key: the block is skipped for this row
+    if (pr.blk_min[b] > r.pos || pr.blk_max[b] < r.lo) continue;
+    if (pr.blk_max[b] <= r.pos && pr.blk_min[b] >= r.lo) {
       P[n] = r.p;
       O[n] = r.o;
       A[n] = r.alpha;
       if (++n == kPvRows) flush();
     } else {
-      pv_rows<1, true>(&r.p, pstride, &r.o, &r.alpha, vb, ldv, nb, pr.D, kpos, r.pos);
+      pv_rows<1, true>(&r.p, pstride, &r.o, &r.alpha, vb, ldv, nb, pr.D, kpos, r.pos, r.lo);
     }
   }
   flush();
@@ -235,6 +242,38 @@ size_t kv_element_bytes(KVFormat f) {
   return f == KVFormat::F16 ? 2 : 4;
 }
 
+// Soft-capping of n raw scores q.k in place: s = cap * tanh(s * scale / cap), one element at a time
+// in the same scalar operations whichever layout calls it (the scale then leaves pr.c).
+void softcap_scores(const Problem& pr, float* s, size_t n) {
+  for (size_t i = 0; i < n; ++i) s[i] = pr.softcap * std::tanh(s[i] * pr.scale / pr.softcap);
+}
+
+// Writes one (query, head) row: out = o / l; with a sink logit t (log2 domain) the sink joins the
+// denominator: M = max(m, t), out = (o * 2^(m - M)) / (l * 2^(m - M) + 2^(t - M)). Zeros when no
+// key was visible (all weight on the sink, whose value is zero). Both layouts end here.
+void finish_row(const Problem& pr, int head, float m, float l, const float* acc, float* o) {
+  const int D = pr.D;
+  if (!(l > 0.f)) {
+    for (int d0 = 0; d0 < D; d0 += W) store_n(o + d0, zero(), first(std::min(W, D - d0)));
+    return;
+  }
+  if (!pr.sinks) {
+    const vf lv = set1(l);
+    for (int d0 = 0; d0 < D; d0 += W) {
+      const vmask mk = first(std::min(W, D - d0));
+      store_n(o + d0, div(load_n(acc + d0, mk), lv), mk);
+    }
+    return;
+  }
+  const float t = pr.sinks[head] * kLog2e, M = std::max(m, t);
+  const float w = lane0(exp2(set1(m - M)));
+  const vf wv = set1(w), den = set1(l * w + lane0(exp2(set1(t - M))));
+  for (int d0 = 0; d0 < D; d0 += W) {
+    const vmask mk = first(std::min(W, D - d0));
+    store_n(o + d0, div(mul(load_n(acc + d0, mk), wv), den), mk);
+  }
+}
+
 // ---- row-lane layout (prefill) ------------------------------------------------------------------
 
 // S[j * Rp + r] = sum_d Qt[d * Rp + r] * k_j[d] for keys kp[0..NK) and RV row vectors.
@@ -278,7 +317,7 @@ void qk_rowlane_block(const float* Qt, size_t Rp, const float* kb, size_t ldkv, 
 struct Scratch {
   std::vector<float> qt, s, o, m, l, alpha;
   std::vector<float> kf, vf;  // one block of widened K / V rows (f16 storage only)
-  std::vector<int32_t> pos;
+  std::vector<int32_t> pos, lo;
   std::vector<PvRow> rows;
 };
 
@@ -294,23 +333,26 @@ void tile_rowlane(const Problem& pr, int g, size_t i0, int nq, Scratch& sc) {
   sc.l.assign(Rp, 0.f);
   sc.alpha.assign(Rp, 1.f);
   sc.pos.assign(Rp, INT32_MIN);  // padding lanes: results are computed and discarded
-  int32_t pmax = INT32_MIN;
+  sc.lo.assign(Rp, INT32_MIN);
+  int32_t pmax = INT32_MIN, lomin = INT32_MAX;
   for (int r = 0; r < R; ++r) {
     const size_t i = i0 + r / G;
     const float* qr = pr.q + i * pr.ldq + size_t(g * G + r % G) * D;
     for (int d = 0; d < D; ++d) sc.qt[size_t(d) * Rp + r] = qr[d];
     sc.pos[r] = pr.q_pos[i];
+    sc.lo[r] = attention_window_lo(sc.pos[r], pr.window);
     pmax = std::max(pmax, sc.pos[r]);
+    lomin = std::min(lomin, sc.lo[r]);
   }
   sc.rows.resize(R);
   for (int r = 0; r < R; ++r)
-    sc.rows[r] = {sc.s.data() + r, sc.o.data() + size_t(r) * D, 1.f, sc.pos[r]};
+    sc.rows[r] = {sc.s.data() + r, sc.o.data() + size_t(r) * D, 1.f, sc.pos[r], sc.lo[r]};
 
   const size_t koff = size_t(g) * D;
   const int n_blocks = int(pr.blk_min.size());
   const vf c = set1(pr.c), ninf = set1(-INFINITY);
   for (int b = 0; b < n_blocks; ++b) {
-    if (pr.blk_min[b] > pmax) continue;
+    if (pr.blk_min[b] > pmax || pr.blk_max[b] < lomin) continue;
     const size_t j0 = size_t(b) * kBlock;
     const int nb = int(std::min<size_t>(kBlock, pr.n_kv - j0));
     const F32Rows kr = head_rows(pr, pr.k, j0, nb, koff, sc.kf);
@@ -330,24 +372,27 @@ void tile_rowlane(const Problem& pr, int g, size_t i0, int nq, Scratch& sc) {
           qk_rowlane_block<3>(Qt, Rp, kb, kr.ld, nb, D, Su);
       }
     }
+    if (pr.softcap != 0.f) softcap_scores(pr, S, size_t(nb) * Rp);
     // Online softmax, lanes over rows; S becomes P in place.
     const int32_t* kpos = pr.kv_pos + j0;
     for (int u = 0; u < RV; ++u) {
-      const vi qp = loadi(sc.pos.data() + u * W);
+      const vi qp = loadi(sc.pos.data() + u * W), ql = loadi(sc.lo.data() + u * W);
       const vf mo = load(sc.m.data() + u * W);
       vf mx = ninf;
       for (int j = 0; j < nb; ++j) {
         float* sj = S + size_t(j) * Rp + u * W;
         const vf t = mul(load(sj), c);
         store(sj, t);
-        mx = sel(le_i(set1i(kpos[j]), qp), max(mx, t), mx);
+        const vi kp = set1i(kpos[j]);
+        mx = sel(and_m(le_i(kp, qp), le_i(ql, kp)), max(mx, t), mx);
       }
       const vf mn = max(mo, mx);
       const vf alpha = sel(gt(mx, mo), exp2(sub(mo, mn)), set1(1.f));
       vf ls = zero();
       for (int j = 0; j < nb; ++j) {
         float* sj = S + size_t(j) * Rp + u * W;
-        const vf p = sel(le_i(set1i(kpos[j]), qp), exp2(sub(load(sj), mn)), zero());
+        const vi kp = set1i(kpos[j]);
+        const vf p = sel(and_m(le_i(kp, qp), le_i(ql, kp)), exp2(sub(load(sj), mn)), zero());
         store(sj, p);
         ls = add(ls, p);
       }
@@ -360,14 +405,9 @@ void tile_rowlane(const Problem& pr, int g, size_t i0, int nq, Scratch& sc) {
     pv_block(pr, sc.rows.data(), R, Rp, vr.p, vr.ld, b, nb);
   }
   for (int r = 0; r < R; ++r) {
-    float* o = pr.out + (i0 + r / G) * pr.ldo + size_t(g * G + r % G) * D;
-    const float* acc = sc.o.data() + size_t(r) * D;
-    const float l = sc.l[r];
-    const vf lv = set1(l);
-    for (int d0 = 0; d0 < D; d0 += W) {
-      const vmask m = first(std::min(W, D - d0));
-      store_n(o + d0, l > 0.f ? div(load_n(acc + d0, m), lv) : zero(), m);
-    }
+    const int head = g * G + r % G;
+    finish_row(pr, head, sc.m[r], sc.l[r], sc.o.data() + size_t(r) * D,
+               pr.out + (i0 + r / G) * pr.ldo + size_t(head) * D);
   }
 }
 
@@ -476,18 +516,21 @@ void tile_keylane(const Problem& pr, int g0, int ng, size_t i0, int nq, Scratch&
   sc.l.assign(R, 0.f);
   sc.rows.resize(R);
   std::vector<const float*> qr(R);
-  int32_t pmax = INT32_MIN;
+  int32_t pmax = INT32_MIN, lomin = INT32_MAX;
   for (int r = 0; r < R; ++r) {
     const int g = g0 + r / Rh, rr = r % Rh;
     const size_t i = i0 + rr / G;
     qr[r] = pr.q + i * pr.ldq + size_t(g * G + rr % G) * D;
-    sc.rows[r] = {sc.s.data() + size_t(r) * kBlock, sc.o.data() + size_t(r) * D, 1.f, pr.q_pos[i]};
+    const int32_t lo = attention_window_lo(pr.q_pos[i], pr.window);
+    sc.rows[r] = {sc.s.data() + size_t(r) * kBlock, sc.o.data() + size_t(r) * D, 1.f, pr.q_pos[i],
+                  lo};
     pmax = std::max(pmax, pr.q_pos[i]);
+    lomin = std::min(lomin, lo);
   }
   const int n_blocks = int(pr.blk_min.size());
   const vf c = set1(pr.c), ninf = set1(-INFINITY);
   for (int b = 0; b < n_blocks; ++b) {
-    if (pr.blk_min[b] > pmax) continue;
+    if (pr.blk_min[b] > pmax || pr.blk_max[b] < lomin) continue;
     const size_t j0 = size_t(b) * kBlock;
     const int nb = int(std::min<size_t>(kBlock, pr.n_kv - j0)), nkv = (nb + W - 1) / W;
     const int32_t* kpos = pr.kv_pos + j0;
@@ -513,13 +556,15 @@ void tile_keylane(const Problem& pr, int g0, int ng, size_t i0, int nq, Scratch&
       for (int r = r0; r < r0 + Rh; ++r) {
         PvRow& row = sc.rows[r];
         row.alpha = 1.f;
-        if (pr.blk_min[b] > row.pos) continue;
+        if (pr.blk_min[b] > row.pos || pr.blk_max[b] < row.lo) continue;
         float* sr = sc.s.data() + size_t(r) * kBlock;
-        const vi qp = set1i(row.pos);
+        if (pr.softcap != 0.f) softcap_scores(pr, sr, size_t(nkv) * W);
+        const vi qp = set1i(row.pos), ql = set1i(row.lo);
         vf mxv = ninf;
         for (int u = 0; u < nkv; ++u) {
           const vmask valid = first(std::min(W, nb - u * W));
-          const vmask vis = and_m(le_i(loadi_n(kpos + u * W, valid), qp), valid);
+          const vi kp = loadi_n(kpos + u * W, valid);
+          const vmask vis = and_m(and_m(le_i(kp, qp), le_i(ql, kp)), valid);
           const vf t = mul(load(sr + u * W), c);
           store(sr + u * W, t);
           mxv = sel(vis, max(mxv, t), mxv);
@@ -530,7 +575,8 @@ void tile_keylane(const Problem& pr, int g0, int ng, size_t i0, int nq, Scratch&
         const vf mnv = set1(mn);
         for (int u = 0; u < nkv; ++u) {
           const vmask valid = first(std::min(W, nb - u * W));
-          const vmask vis = and_m(le_i(loadi_n(kpos + u * W, valid), qp), valid);
+          const vi kp = loadi_n(kpos + u * W, valid);
+          const vmask vis = and_m(and_m(le_i(kp, qp), le_i(ql, kp)), valid);
           store(sr + u * W, sel(vis, exp2(sub(load(sr + u * W), mnv)), zero()));
         }
         float ls = 0.f;  // key order, as the row-lane layout sums it
@@ -545,14 +591,9 @@ void tile_keylane(const Problem& pr, int g0, int ng, size_t i0, int nq, Scratch&
   }
   for (int r = 0; r < R; ++r) {
     const int g = g0 + r / Rh, rr = r % Rh;
-    float* o = pr.out + (i0 + rr / G) * pr.ldo + size_t(g * G + rr % G) * D;
-    const float* acc = sc.o.data() + size_t(r) * D;
-    const float l = sc.l[r];
-    const vf lv = set1(l);
-    for (int d0 = 0; d0 < D; d0 += W) {
-      const vmask m = first(std::min(W, D - d0));
-      store_n(o + d0, l > 0.f ? div(load_n(acc + d0, m), lv) : zero(), m);
-    }
+    const int head = g * G + rr % G;
+    finish_row(pr, head, sc.m[r], sc.l[r], sc.o.data() + size_t(r) * D,
+               pr.out + (i0 + rr / G) * pr.ldo + size_t(head) * D);
   }
 }
 
@@ -576,6 +617,17 @@ void check_strides(const AttentionShape& s, size_t n_q, size_t ldq, size_t ldo, 
 
 }  // namespace
 
+int32_t attention_window_lo(int32_t q_pos, int window) {
+  if (window <= 0) return INT32_MIN;
+  return int32_t(std::max<int64_t>(INT32_MIN, int64_t(q_pos) - int64_t(window) + 1));
+}
+
+void check_mask_options(const AttentionShape& s) {
+  ACCEL_CHECK(s.window >= 0, "sliding window %d is negative", s.window);
+  ACCEL_CHECK(std::isfinite(s.softcap) && s.softcap >= 0.f,
+              "attention soft-cap %g must be finite and >= 0", double(s.softcap));
+}
+
 void attention_causal(const AttentionShape& s, const float* q, size_t ldq, const int32_t* q_pos,
                       size_t n_q, const float* k, const float* v, size_t ldkv,
                       const int32_t* kv_pos, size_t n_kv, float* out, size_t ldo) {
@@ -588,6 +640,7 @@ void attention_causal(const AttentionShape& s, const float* q, size_t ldq, const
                       size_t ldo) {
   ACCEL_CHECK(s.n_kv_heads > 0 && s.n_heads % s.n_kv_heads == 0 && s.head_dim > 0,
               "shape: %d heads, %d kv heads, head_dim %d", s.n_heads, s.n_kv_heads, s.head_dim);
+  check_mask_options(s);
   if (n_q == 0) return;
   check_strides(s, n_q, ldq, ldo, n_kv, kv.ld);
   Problem pr{&s,         q,
@@ -597,7 +650,9 @@ void attention_causal(const AttentionShape& s, const float* q, size_t ldq, const
              kv.format,  kv_pos,
              n_kv,       out,
              ldo,        s.n_heads / s.n_kv_heads,
-             s.head_dim, s.scale * kLog2e,
+             s.head_dim, s.softcap != 0.f ? kLog2e : s.scale * kLog2e,
+             s.window,   s.sinks,
+             s.scale,    s.softcap,
              {},         {}};
   const size_t n_blocks = (n_kv + kBlock - 1) / kBlock;
   pr.blk_min.assign(n_blocks, INT32_MAX);
@@ -640,18 +695,26 @@ void attention_reference(const AttentionShape& s, const float* q, size_t ldq, co
     for (int h = 0; h < s.n_heads; ++h) {
       const size_t kvo = size_t(h / group) * D;
       double m = -INFINITY;
+      bool any = false;
       for (size_t j = 0; j < n_kv; ++j) {
-        if (kv_pos[j] > q_pos[i]) continue;
+        if (!attention_visible(kv_pos[j], q_pos[i], s.window)) continue;
         double acc = 0;
         for (int d = 0; d < D; ++d) acc += double(q[i * ldq + h * D + d]) * k[j * ldkv + kvo + d];
         sc[j] = acc * s.scale;
+        if (s.softcap != 0.f) sc[j] = s.softcap * std::tanh(sc[j] / s.softcap);
         m = std::max(m, sc[j]);
+        any = true;
       }
       double l = 0;
       double* o = out + i * ldo + size_t(h) * D;
       for (int d = 0; d < D; ++d) o[d] = 0;
+      if (!any) continue;  // no visible key: zeros (with a sink, all weight is on the sink)
+      if (s.sinks) {       // the sink is one more logit whose value row is zero
+        m = std::max(m, double(s.sinks[h]));
+        l += std::exp(double(s.sinks[h]) - m);
+      }
       for (size_t j = 0; j < n_kv; ++j) {
-        if (kv_pos[j] > q_pos[i]) continue;
+        if (!attention_visible(kv_pos[j], q_pos[i], s.window)) continue;
         const double p = std::exp(sc[j] - m);
         l += p;
         for (int d = 0; d < D; ++d) o[d] += p * v[j * ldkv + kvo + d];

@@ -163,19 +163,21 @@ inline void dequant_record(const uint8_t* rec, float* t) {
     dequant_q8<D>(rec, t);
 }
 
-// Bit t set when key j0 + t (t < nb <= 32) is visible at query position qp.
-inline uint32_t visible_bits(const int32_t* pos, int nb, int32_t qp) {
+// Bit t set when key j0 + t (t < nb <= 32) is visible at query position qp whose lowest visible
+// key position is ql (attention_window_lo).
+inline uint32_t visible_bits(const int32_t* pos, int nb, int32_t qp, int32_t ql) {
 #if defined(__AVX512F__)
   uint32_t bits = 0;
   for (int r = 0; r * 16 < nb; ++r) {
     const __mmask16 m = __mmask16((1u << std::min(16, nb - r * 16)) - 1u);
     const __m512i p = _mm512_maskz_loadu_epi32(m, pos + r * 16);
-    bits |= uint32_t(_mm512_mask_cmple_epi32_mask(m, p, _mm512_set1_epi32(qp))) << (r * 16);
+    const __mmask16 le = _mm512_mask_cmple_epi32_mask(m, p, _mm512_set1_epi32(qp));
+    bits |= uint32_t(_mm512_mask_cmpge_epi32_mask(le, p, _mm512_set1_epi32(ql))) << (r * 16);
   }
   return bits;
 #else
   uint32_t bits = 0;
-  for (int t = 0; t < nb; ++t) bits |= uint32_t(pos[t] <= qp) << t;
+  for (int t = 0; t < nb; ++t) bits |= uint32_t(pos[t] <= qp && pos[t] >= ql) << t;
   return bits;
 #endif
 }
@@ -223,8 +225,10 @@ struct Problem {
   size_t rec;     // value record bytes
   size_t kblock;  // key block bytes (kKBlockTokens records)
   size_t chunk, n_chunks;
-  float c;            // scale * log2(e)
-  bool float_scores;  // QuantScorePath::Float
+  float c;             // scale * log2(e)
+  bool float_scores;   // QuantScorePath::Float
+  int window;          // AttentionShape::window
+  const float* sinks;  // AttentionShape::sinks
 };
 
 // Per-slot scratch: the K and V tiles, the group's queries in lane order, the block's p.
@@ -595,13 +599,13 @@ void run_chunk_nv(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, fl
     P[0] = -INFINITY;
     std::fill(P + 1, P + stride, 0.f);
   }
-  const int32_t qp = pr.q_pos[i];
+  const int32_t qp = pr.q_pos[i], ql = attention_window_lo(qp, pr.window);
   const uint8_t* kbase = pr.kv.k + size_t(g) * pr.kv.k_head_stride;
   const uint8_t* vbase = pr.kv.v + size_t(g) * pr.kv.v_head_stride;
   const size_t j_end = std::min(pr.n_kv, (ch + 1) * pr.chunk);
   for (size_t j0 = ch * pr.chunk; j0 < j_end; j0 += kBlk) {
     const int nb = int(std::min<size_t>(kBlk, j_end - j0));
-    const uint32_t bits = visible_bits(pr.kv_pos + j0, nb, qp);
+    const uint32_t bits = visible_bits(pr.kv_pos + j0, nb, qp, ql);
     if (!bits) continue;
     const uint8_t* block = kbase + j0 / kKBlockTokens * pr.kblock;
     if (j0 + kBlk < j_end) prefetch_block(block + pr.kblock, vbase + (j0 + kBlk) * pr.rec, pr);
@@ -669,6 +673,9 @@ void merge(const Problem& pr, size_t i, int head, const float* parts, size_t chu
     std::fill(out, out + pr.D, 0.f);
     return;
   }
+  // A sink (attention.h) is one more logit, t in the log2 domain, with a zero value row.
+  const float t = pr.sinks ? pr.sinks[head] * kLog2e : -INFINITY;
+  if (pr.sinks) M = std::max(M, t);
   float l = 0, o[kMaxD];
   std::fill(o, o + pr.D, 0.f);
   for (size_t ch = 0; ch < pr.n_chunks; ++ch) {
@@ -679,6 +686,7 @@ void merge(const Problem& pr, size_t i, int head, const float* parts, size_t chu
     const vf wv = set1(w);
     for (int d = 0; d < pr.D; d += W) store(o + d, fma(load(P + kPartO + d), wv, load(o + d)));
   }
+  if (pr.sinks) l = l + exp2_scalar(t - M);
   const vf lv = set1(l);
   for (int d = 0; d < pr.D; d += W) store(o + d, div(load(o + d), lv));
   for (int k = 0; k < pr.D; ++k) out[lane_element(pr.kv.format, k)] = o[k];
@@ -720,6 +728,10 @@ void attention_quant(const AttentionShape& s, const float* q, size_t ldq, const 
               kKVQuantGroup, kMaxD);
   ACCEL_CHECK(chunk > 0 && chunk % kBlk == 0, "chunk %zu must be a positive multiple of %d", chunk,
               kBlk);
+  check_mask_options(s);
+  ACCEL_CHECK(s.softcap == 0.f,
+              "attention soft-cap %g: the quantized attention kernels do not implement it",
+              double(s.softcap));
   ACCEL_CHECK(n_q <= 1 || ldq >= size_t(s.n_heads) * size_t(s.head_dim),
               "%zu query rows: stride ldq %zu is shorter than a row (%d x %d)", n_q, ldq, s.n_heads,
               s.head_dim);
@@ -744,7 +756,9 @@ void attention_quant(const AttentionShape& s, const float* q, size_t ldq, const 
              chunk,
              std::max<size_t>(1, (n_kv + chunk - 1) / chunk),
              s.scale * kLog2e,
-             path == QuantScorePath::Float};
+             path == QuantScorePath::Float,
+             s.window,
+             s.sinks};
   const size_t stride = part_stride(pr), G = size_t(pr.G);
   const size_t rows = n_q * size_t(pr.Hkv);
   std::vector<Scratch> scratch(static_cast<size_t>(parallel_slots()));

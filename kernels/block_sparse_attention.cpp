@@ -373,6 +373,12 @@ void check(const AttentionShape& s, size_t block, size_t n_q, size_t n_kv,
   if (s.n_kv_heads <= 0 || s.n_heads <= 0 || s.n_heads % s.n_kv_heads != 0 || s.head_dim <= 0)
     throw std::invalid_argument("[block_sparse_attention] bad attention shape");
   if (block == 0) throw std::invalid_argument("[block_sparse_attention] block size 0");
+  // CritiPrefill prunes full-attention layers only (methods.md); sliding-window, sink and
+  // soft-capped layers attend densely, so this kernel does not implement their masks.
+  if (s.window != 0 || s.sinks || s.softcap != 0.f)
+    throw std::invalid_argument(
+        "[block_sparse_attention] sliding window, sinks and soft-capping are not supported "
+        "(full-attention layers only)");
   for (size_t i = 0; i < segments.size(); ++i) {
     const SparseSegment& sg = segments[i];
     if (sg.q_begin > sg.q_end || sg.q_end > n_q)

@@ -15,10 +15,42 @@ double attention_pair_flops(const ModelConfig& c) {
   return 2.0 * 2.0 * c.head_dim;
 }
 
+namespace {
+
+// (query, key) pairs of n queries at entries past .. past + n - 1 (contiguous positions), each
+// seeing the min(j, window) newest of the j = past + 1 .. past + n entries up to itself
+// (window 0: all j): quadratic in n up to the window, linear beyond it.
+double windowed_pairs(double n, double past, double window) {
+  const double a = past + 1, b = past + n;
+  if (window <= 0 || b <= window) return n * past + n * (n + 1) / 2;
+  if (a > window) return n * window;
+  return (a + window) * (window - a + 1) / 2 + (b - window) * window;
+}
+
+// Per-layer sum for configurations whose layers differ (sliding windows, Gemma 4's per-kind head
+// sizes and KV heads): each layer's projections and its attention pairs at its own shape.
+double per_layer_flops(const ModelConfig& c, double n, double past) {
+  double total = 0;
+  for (int il = 0; il < c.n_layer; ++il) {
+    const LayerAttention a = layer_attention(c, il);
+    ModelConfig l = c;
+    l.head_dim = a.head_dim;
+    l.n_head_kv = a.n_head_kv;
+    total += 2 * n * linear_macs_per_token(l) +
+             c.n_head * windowed_pairs(n, past, a.window) * attention_pair_flops(l);
+  }
+  return total;
+}
+
+}  // namespace
+
 double forward_flops(const ModelConfig& c, double n, double past, double logit_rows) {
+  const double head = 2 * logit_rows * double(c.n_embd) * c.n_vocab;
+  if (c.n_swa > 0 || !c.n_head_kv_layer.empty()) return per_layer_flops(c, n, past) + head;
+  // Every layer alike: the one-term form (kept as it was, so existing figures keep their bits).
   const double L = c.n_layer, pairs = n * past + n * (n + 1) / 2;
   return 2 * n * L * linear_macs_per_token(c) + L * c.n_head * pairs * attention_pair_flops(c) +
-         2 * logit_rows * double(c.n_embd) * c.n_vocab;
+         head;
 }
 
 }  // namespace accel

@@ -12,7 +12,8 @@ namespace accel {
 double linear_macs_per_token(const ModelConfig& c);
 
 // FLOPs of n tokens at positions past..past+n-1 attending causally over a cache of `past`
-// entries plus themselves, with the output head for `logit_rows` rows.
+// entries plus themselves, with the output head for `logit_rows` rows. A sliding-window layer
+// counts min(j, window) keys for the query at entry j - 1: linear in n beyond the window.
 double forward_flops(const ModelConfig& c, double n, double past, double logit_rows);
 
 // FLOPs of one (query head, key) attention pair: q·k and the weighted sum of v, 2 x head_dim

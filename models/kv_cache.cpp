@@ -1,9 +1,12 @@
 // KVCache bookkeeping (see kv_cache.h): positions, size and capacity; rows live in the storage.
-// Grows geometrically so long prompts do not reallocate per chunk.
+// Grows geometrically so long prompts do not reallocate per chunk; sliding-window layers keep a
+// fixed ring instead (the header says why it stays exact).
 #include "models/kv_cache.h"
 
 #include <algorithm>
+#include <climits>
 #include <stdexcept>
+#include <string>
 
 #include "kernels/check.h"
 
@@ -16,37 +19,125 @@ KVCache::KVCache(int n_layer, int n_kv_heads, int head_dim, KVDType dtype)
       kv_dim_(n_kv_heads * head_dim),
       storage_(make_kv_storage(dtype, n_layer, n_kv_heads, head_dim)) {}
 
+KVCache::KVCache(const std::vector<KVLayerShape>& layers, KVDType dtype, size_t max_rollback)
+    : n_layer_(int(layers.size())) {
+  const KVLayerShape* full = nullptr;
+  const KVLayerShape* sliding = nullptr;
+  int n_full = 0;
+  for (const KVLayerShape& l : layers) {
+    const KVLayerShape*& first = l.window > 0 ? sliding : full;
+    if (!first) first = &l;
+    if (l.n_kv_heads != first->n_kv_heads || l.head_dim != first->head_dim ||
+        l.window != first->window)
+      throw std::invalid_argument(std::string("KVCache: ") + (l.window > 0 ? "sliding" : "full") +
+                                  " layers with different row shapes or windows");
+    local_.push_back(l.window > 0 ? -1 - ring_.n_layer++ : n_full++);
+  }
+  if (full) {
+    kv_dim_ = full->n_kv_heads * full->head_dim;
+    storage_ = make_kv_storage(dtype, n_full, full->n_kv_heads, full->head_dim);
+  }
+  if (!sliding) return;
+  if (dtype == KVDType::Kivi4 || dtype == KVDType::Kivi2)
+    throw std::invalid_argument("kv_dtype " + kv_dtype_name(dtype) +
+                                ": sliding-window layers are not supported (KIVI's blocks grow by "
+                                "appending; a ring overwrites them)");
+  if (max_rollback == 0 || max_rollback > (1u << 20))
+    throw std::invalid_argument("KVCache: max_rollback " + std::to_string(max_rollback) +
+                                " must be in [1, 2^20] when a layer slides");
+  ring_.window = sliding->window;
+  ring_.slots = (size_t(sliding->window) + max_rollback + 63) / 64 * 64;
+  ring_.storage = make_kv_storage(dtype, ring_.n_layer, sliding->n_kv_heads, sliding->head_dim);
+  ring_.storage->resize(ring_.slots);
+  ring_.pos.assign(ring_.slots, INT32_MAX);
+}
+
+size_t KVCache::full_layers() const {
+  return size_t(n_layer_ - ring_.n_layer);
+}
+
+int KVCache::window(int layer) const {
+  return !local_.empty() && local_[size_t(layer)] < 0 ? ring_.window : 0;
+}
+
+void KVCache::ring_forget(size_t from, size_t to) {
+  if (!ring_.slots) return;
+  for (size_t e = std::max(from, to > ring_.slots ? to - ring_.slots : 0); e < to; ++e)
+    ring_.pos[e % ring_.slots] = INT32_MAX;
+}
+
 void KVCache::trim(size_t n) {
-  n_ = n >= n_ ? 0 : n_ - n;
+  const size_t keep = n >= n_ ? 0 : n_ - n;
+  // The next entry (at index keep) needs entries [keep - window + 1, keep); entry x's slot was
+  // overwritten once entry x + R was written, i.e. when x + R < high_.
+  const size_t lo = keep + 1 > size_t(ring_.window) ? keep + 1 - size_t(ring_.window) : 0;
+  if (ring_.slots && keep > 0 && lo + ring_.slots < high_)
+    throw std::logic_error(
+        "KVCache::trim: rolling back to " + std::to_string(keep) + " entries after " +
+        std::to_string(high_) + " were written: the sliding-window layers' ring (window " +
+        std::to_string(ring_.window) + " + rollback " + std::to_string(max_rollback()) +
+        " slots) has overwritten entries that window needs; the cache's max_rollback is too small");
+  ring_forget(keep, high_);
+  high_ = keep;
+  n_ = keep;
+}
+
+void KVCache::clear() {
+  std::fill(ring_.pos.begin(), ring_.pos.end(), INT32_MAX);
+  n_ = high_ = 0;
 }
 
 void KVCache::release() {
   if (storage_) storage_->release();
+  if (ring_.storage) ring_.storage->release();  // the slot count stays: grow() reallocates
+  std::vector<int32_t>().swap(ring_.pos);
   std::vector<int32_t>().swap(pos_);
-  n_ = cap_ = 0;
+  n_ = cap_ = high_ = 0;
 }
 
 size_t KVCache::bytes_per_entry() const {
-  return storage_ ? size_t(n_layer_) * storage_->row_bytes() + sizeof(int32_t) : 0;
+  const size_t full = storage_ ? full_layers() * storage_->row_bytes() : 0;
+  const size_t ring = ring_.storage ? size_t(ring_.n_layer) * ring_.storage->row_bytes() : 0;
+  return storage_ || ring_.storage ? full + ring + sizeof(int32_t) : 0;
 }
 size_t KVCache::bytes() const {
-  return n_ * bytes_per_entry();
+  const size_t full = storage_ ? full_layers() * storage_->row_bytes() : 0;
+  const size_t ring = ring_.storage ? size_t(ring_.n_layer) * ring_.storage->row_bytes() : 0;
+  return n_ * (full + sizeof(int32_t)) + std::min(n_, size_t(ring_.window)) * ring;
 }
 size_t KVCache::allocated_bytes() const {
-  return cap_ * bytes_per_entry();
+  const size_t full = storage_ ? full_layers() * storage_->row_bytes() : 0;
+  const size_t ring = ring_.storage ? size_t(ring_.n_layer) * ring_.storage->row_bytes() : 0;
+  return cap_ * (full + sizeof(int32_t)) + ring_.pos.size() * (ring + sizeof(int32_t));
 }
 
 void KVCache::grow(size_t need) {
   if (need <= cap_) return;
-  ACCEL_CHECK(storage_ != nullptr, "a default-constructed KVCache has no storage to grow");
+  ACCEL_CHECK(storage_ != nullptr || ring_.storage != nullptr,
+              "a default-constructed KVCache has no storage to grow");
+  if (ring_.storage && ring_.pos.empty()) {  // after release()
+    ring_.storage->resize(ring_.slots);
+    ring_.pos.assign(ring_.slots, INT32_MAX);
+  }
   const size_t cap = std::max(need, std::max<size_t>(64, cap_ * 2));
-  storage_->resize(cap);
+  if (storage_) storage_->resize(cap);
   pos_.resize(cap);
   cap_ = cap;
 }
 
 void KVCache::stage(const int32_t* positions, size_t n) {
   grow(n_ + n);
+  if (ring_.slots) {
+    // Rows a previous batch wrote but did not commit are forgotten (their slots read as empty).
+    if (high_ > n_) trim(0);
+    for (size_t t = 0; t < n; ++t)
+      if ((n_ + t > 0 && positions[t] <= (t ? positions[t - 1] : pos_[n_ - 1])))
+        throw std::invalid_argument(
+            "KVCache::stage: positions must increase from entry to entry when layers slide "
+            "(entry " +
+            std::to_string(n_ + t) + " has position " + std::to_string(positions[t]) + ")");
+    high_ = n_ + n;
+  }
   std::copy(positions, positions + n, pos_.begin() + std::ptrdiff_t(n_));
 }
 
@@ -61,23 +152,69 @@ void KVCache::attend(int layer, const AttentionShape& shape, const float* q, siz
                      const int32_t* q_pos, const float* k_new, const float* v_new, size_t ld_new,
                      size_t n, float* out, size_t ldo) {
   check_batch(layer, n);
-  storage_->attend(layer, shape, AttendBatch{q, ldq, q_pos, k_new, v_new, ld_new, n, out, ldo}, n_,
-                   pos_.data());
+  const int local = local_.empty() ? layer : local_[size_t(layer)];
+  if (local < 0) {
+    ACCEL_CHECK(shape.window == ring_.window, "layer %d: window %d, its ring keeps %d", layer,
+                shape.window, ring_.window);
+    ring_batch(-1 - local, &shape, q, ldq, q_pos, k_new, v_new, ld_new, n, out, ldo);
+    return;
+  }
+  storage_->attend(local, shape, AttendBatch{q, ldq, q_pos, k_new, v_new, ld_new, n, out, ldo, 0},
+                   n_, pos_.data());
+}
+
+void KVCache::ring_batch(int local, const AttentionShape* shape, const float* q, size_t ldq,
+                         const int32_t* q_pos, const float* k, const float* v, size_t ld, size_t n,
+                         float* out, size_t ldo) {
+  const size_t R = ring_.slots, piece = R - size_t(ring_.window) + 1;
+  for (size_t t0 = 0; t0 < n;) {
+    const size_t e0 = n_ + t0, slot = e0 % R;
+    const size_t len = std::min({n - t0, R - slot, piece});
+    if (!shape) {
+      ring_.storage->store(local, k + t0 * ld, v + t0 * ld, ld, len, slot);
+      t0 += len;
+      continue;
+    }
+    // Slot positions once this piece is written: committed entries, then the batch's so far.
+    ring_.view = ring_.pos;
+    const size_t end = e0 + len;
+    for (size_t e = std::max(n_, end > R ? end - R : 0); e < end; ++e) ring_.view[e % R] = pos_[e];
+    ring_.storage->attend(local, *shape,
+                          AttendBatch{q + t0 * ldq, ldq, q_pos + t0, k + t0 * ld, v + t0 * ld, ld,
+                                      len, out + t0 * ldo, ldo, R},
+                          slot, ring_.view.data());
+    t0 += len;
+  }
 }
 
 void KVCache::store(int layer, const float* k, const float* v, size_t ld, size_t n) {
   check_batch(layer, n);
-  storage_->store(layer, k, v, ld, n, n_);
+  const int local = local_.empty() ? layer : local_[size_t(layer)];
+  if (local < 0) {
+    ring_batch(-1 - local, nullptr, nullptr, 0, nullptr, k, v, ld, n, nullptr, 0);
+    return;
+  }
+  storage_->store(local, k, v, ld, n, n_);
 }
 
 void KVCache::commit(size_t n) {
   ACCEL_CHECK(n_ + n <= cap_, "commit of %zu entries after %zu: capacity %zu (stage() first)", n,
               n_, cap_);
+  if (ring_.slots) {
+    const size_t end = n_ + n;
+    for (size_t e = std::max(n_, end > ring_.slots ? end - ring_.slots : 0); e < end; ++e)
+      ring_.pos[e % ring_.slots] = pos_[e];
+  }
   n_ += n;
 }
 
 const float* KVCache::f32_keys(int layer) const {
-  const float* k = storage_ ? storage_->f32_keys(layer) : nullptr;
+  if (!local_.empty() && local_[size_t(layer)] < 0)
+    throw std::logic_error(
+        "KVCache::f32_keys: layer " + std::to_string(layer) +
+        " is a sliding-window layer; its rows are a ring, not one row per entry");
+  const int local = local_.empty() ? layer : local_[size_t(layer)];
+  const float* k = storage_ ? storage_->f32_keys(local) : nullptr;
   if (!k)
     throw std::logic_error("KVCache::f32_keys: the cache stores " + kv_dtype_name(dtype()) +
                            ", not f32");

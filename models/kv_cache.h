@@ -3,6 +3,23 @@
 // hands each layer's new K/V rows and queries to attend(), and the storage type decides how rows
 // are kept and which kernel reads them. Positions are data: nothing assumes entry i has position i.
 // Adding a storage type is a KVStorage subclass (kv_storage.h) plus its kernel in kernels/.
+//
+// Sliding-window layers (KVCache(layers, ...)) keep a ring of R = round_up(window + max_rollback,
+// 64) slots per layer: entry e lives in slot e % R, so a sliding layer's memory does not grow with
+// the context. Why it stays exact and batch-invariant:
+//  - a query at entry e (positions strictly increase with e) needs entries whose positions are
+//    within `window` of its own: at most the `window` newest up to e. A batch is written and
+//    attended in pieces of at most R - window + 1 entries that do not wrap, so while a piece
+//    attends none of its queries' window entries has been overwritten;
+//  - attention runs over all R slots with each slot's position (INT32_MAX when empty or rolled
+//    back); anything not in the query's window is masked, and a masked key changes no bit
+//    (attention.h). The slot of an entry, hence the kernel's block of it, depends on e only, so a
+//    token's result is the same whatever the chunking (and equals, within rounding, a linear
+//    cache's: the kernel visits the same keys in another block order);
+//  - trim(r) keeps every entry a later query can see only if the slots of the last `window`
+//    entries were not overwritten: entries written since (the high-water mark) minus the new size
+//    must be at most R - window. max_rollback <= R - window, so rolling back up to max_rollback
+//    entries after any batch is always possible; anything further is refused (std::logic_error).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +32,13 @@
 
 namespace accel {
 
+// One layer's cache rows: n_kv_heads x head_dim per entry; window > 0 for a sliding-window layer.
+struct KVLayerShape {
+  int n_kv_heads = 0;
+  int head_dim = 0;
+  int window = 0;
+};
+
 class KVCache {
  public:
   KVCache() = default;
@@ -22,6 +46,11 @@ class KVCache {
   KVCache(int n_layer, int kv_dim, KVDType dtype = KVDType::F32);
   // n_kv_heads heads of head_dim values (quantized types group values within a head).
   KVCache(int n_layer, int n_kv_heads, int head_dim, KVDType dtype);
+  // Layers of two kinds: full layers (window 0) share one row shape and a linear store, sliding
+  // layers share one row shape and one window and keep a ring of window + max_rollback slots
+  // (rounded up to 64). Throws std::invalid_argument when the kinds mix shapes or windows, when
+  // max_rollback is 0 while a layer slides, or for a storage type a ring cannot hold (kivi).
+  KVCache(const std::vector<KVLayerShape>& layers, KVDType dtype, size_t max_rollback);
   KVCache(KVCache&&) noexcept = default;
   KVCache& operator=(KVCache&&) noexcept = default;
 
@@ -34,13 +63,16 @@ class KVCache {
 
   // Makes room for n entries in total without changing size() (avoids regrowth while timing).
   void reserve(size_t n) { grow(n); }
-  // Drops the newest n entries (all of them when n >= size()).
+  // Drops the newest n entries (all of them when n >= size()). With sliding layers, throws
+  // std::logic_error when the ring has overwritten entries the new last entry's window needs.
   void trim(size_t n);
-  void clear() { n_ = 0; }
+  void clear();
   // Frees the storage (size and capacity become 0).
   void release();
   // Exact bytes held by the committed entries (K/V in the storage format, scales, positions);
-  // allocated_bytes() counts capacity.
+  // allocated_bytes() counts capacity. A sliding layer counts the entries its window can still
+  // see, min(size(), window) (what kvcalc counts); its ring's slack for rollback
+  // (R - window slots) is in allocated_bytes() only.
   size_t bytes() const;
   size_t allocated_bytes() const;
   // Bytes one entry takes in every layer together (K, V, their scales, and its position).
@@ -66,13 +98,38 @@ class KVCache {
   // (SpecPrefill's draft scoring). Throws std::logic_error unless dtype() is f32.
   const float* f32_keys(int layer) const;
 
+  // Sliding-window layers: the window of `layer` (0 for a full layer), the ring's slot count and
+  // the largest rollback it guarantees.
+  int window(int layer) const;
+  size_t ring_slots() const { return ring_.slots; }
+  size_t max_rollback() const { return ring_.slots ? ring_.slots - size_t(ring_.window) : 0; }
+
  private:
+  // The sliding layers' storage: R slots per layer, slot positions of committed entries.
+  struct Ring {
+    std::unique_ptr<KVStorage> storage;
+    int window = 0;
+    size_t slots = 0;
+    int n_layer = 0;
+    std::vector<int32_t> pos;   // [slots]: INT32_MAX where empty or rolled back
+    std::vector<int32_t> view;  // scratch: pos with a batch's staged entries laid over it
+  };
+  // Writes (and, with q, attends) entries [n_, n_ + n) of ring layer `local` in pieces.
+  void ring_batch(int local, const AttentionShape* shape, const float* q, size_t ldq,
+                  const int32_t* q_pos, const float* k, const float* v, size_t ld, size_t n,
+                  float* out, size_t ldo);
+  void ring_forget(size_t from, size_t to);  // empties the slots of entries [from, to)
+  size_t full_layers() const;
   void grow(size_t need);
   void check_batch(int layer, size_t n) const;  // aborts on a batch past the capacity
   int n_layer_ = 0, kv_dim_ = 0;
   size_t n_ = 0, cap_ = 0;
-  std::unique_ptr<KVStorage> storage_;
-  std::vector<int32_t> pos_;  // [cap]
+  std::unique_ptr<KVStorage> storage_;  // full layers (every layer without a ring)
+  std::vector<int32_t> pos_;            // [cap]
+  // Per layer: its index in storage_ (>= 0) or, as -1 - i, in the ring. Empty: every layer full.
+  std::vector<int> local_;
+  Ring ring_;
+  size_t high_ = 0;  // entries written so far that a rollback may have to forget (high-water)
 };
 
 }  // namespace accel

@@ -42,7 +42,24 @@ AttentionLayout attention_layout(const ModelConfig& c, std::string name, std::st
   l.n_head = c.n_head;
   l.n_ctx = c.n_ctx;
   l.attn_scale = attention_scale(c);
-  l.groups = {{"full", c.n_layer, c.n_head_kv, c.head_dim, 0}};
+  if (c.n_swa == 0 && c.n_head_kv_layer.empty()) {
+    l.groups = {{"full", c.n_layer, c.n_head_kv, c.head_dim, 0}};
+    return l;
+  }
+  // Layers of several kinds: one group per (kind, row shape), sliding groups first, in order of
+  // first appearance.
+  for (int kind = 1; kind >= 0; --kind)
+    for (int il = 0; il < c.n_layer; ++il) {
+      const LayerAttention a = layer_attention(c, il);
+      if (int(a.sliding) != kind) continue;
+      auto g = std::find_if(l.groups.begin(), l.groups.end(), [&](const KVLayerGroup& x) {
+        return x.window == a.window && x.n_kv_heads == a.n_head_kv && x.head_dim == a.head_dim;
+      });
+      if (g == l.groups.end())
+        l.groups.push_back({a.sliding ? "sliding" : "full", 1, a.n_head_kv, a.head_dim, a.window});
+      else
+        ++g->n_layer;
+    }
   return l;
 }
 

@@ -37,7 +37,8 @@ struct AttentionLayout {
   int n_layer() const;
 };
 
-// One full-attention group of c.n_layer layers (the engine's architectures have no windows).
+// The layers of c grouped by kind and row shape: one full group for architectures without
+// sliding windows; sliding groups (window n_swa) then full ones for gemma3/gemma4/gpt-oss.
 AttentionLayout attention_layout(const ModelConfig& c, std::string name, std::string source);
 
 // Bytes one token's K and V take in one layer of group g (kv_row_bytes).

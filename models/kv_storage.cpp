@@ -48,7 +48,7 @@ class DenseStorage final : public KVStorage {
       store_row(b.v_new + t * b.ld_new, vd + (row0 + t) * kv_dim_);
     }
     attention_causal(s, b.q, b.ldq, b.q_pos, b.n, KVRows{kd, vd, kv_dim_, kFormat}, kv_pos,
-                     row0 + b.n, b.out, b.ldo);
+                     b.n_kv ? b.n_kv : row0 + b.n, b.out, b.ldo);
   }
   void store(int layer, const float* k, const float* v, size_t ld, size_t n, size_t row0) override {
     T* kd = k_[size_t(layer)].data();
@@ -115,12 +115,12 @@ class QuantStorage final : public KVStorage {
               const int32_t* kv_pos) override {
     const QuantKV kv = records(layer);
     store(kv, b, row0);
-    const size_t n_kv = row0 + b.n;
+    const size_t n_kv = b.n_kv ? b.n_kv : row0 + b.n;
     if (kPlacement == QuantPlacement::Uniform || b.n == 1) {
       attention_quant(s, b.q, b.ldq, b.q_pos, b.n, kv, kv_pos, n_kv, b.out, b.ldo);
       return;
     }
-    if (row0 == 0) {  // nothing stored before this batch: its own rows are the whole context
+    if (n_kv == b.n) {  // nothing stored besides this batch: its own rows are the whole context
       attention_causal(s, b.q, b.ldq, b.q_pos, b.n, b.k_new, b.v_new, b.ld_new, kv_pos, n_kv, b.out,
                        b.ldo);
       return;
@@ -128,7 +128,12 @@ class QuantStorage final : public KVStorage {
     const size_t kv_dim = size_t(n_heads_) * size_t(head_dim_);
     kf_.resize(n_kv * kv_dim);
     vf_.resize(n_kv * kv_dim);
+    // The history (before the batch and, in a ring, after it) dequantized; the batch as computed.
     dequantize_kv_rows(kv, n_heads_, head_dim_, 0, row0, kf_.data(), vf_.data(), kv_dim);
+    const size_t after = row0 + b.n;
+    if (n_kv > after)
+      dequantize_kv_rows(kv, n_heads_, head_dim_, after, n_kv - after, &kf_[after * kv_dim],
+                         &vf_[after * kv_dim], kv_dim);
     for (size_t t = 0; t < b.n; ++t) {
       std::memcpy(&kf_[(row0 + t) * kv_dim], b.k_new + t * b.ld_new, kv_dim * sizeof(float));
       std::memcpy(&vf_[(row0 + t) * kv_dim], b.v_new + t * b.ld_new, kv_dim * sizeof(float));

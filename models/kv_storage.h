@@ -40,6 +40,10 @@ struct AttendBatch {
   size_t n;
   float* out;  // [n][n_heads * head_dim], row stride ldo
   size_t ldo;
+  // Entries to attend over, [0, n_kv); 0 means [0, row0 + n) (a linear cache). A ring (a
+  // sliding-window layer, kv_cache.h) attends over every slot: stale and empty ones are masked
+  // by their positions.
+  size_t n_kv = 0;
 };
 
 class KVStorage {
@@ -52,8 +56,9 @@ class KVStorage {
   virtual void resize(size_t capacity) = 0;
   virtual void release() = 0;
   // Stores the batch's rows at entries [row0, row0 + b.n) of `layer` and writes the batch's
-  // attention over entries [0, row0 + b.n) (kv_pos covers them all). Where the batch is quantized
-  // relative to its own attention is the type's policy; f32/f16 attend over the stored rows.
+  // attention over entries [0, row0 + b.n), or [0, b.n_kv) when set (kv_pos covers them all). Where
+  // the batch is quantized relative to its own attention is the type's policy; f32/f16 attend over
+  // the stored rows.
   virtual void attend(int layer, const AttentionShape& shape, const AttendBatch& b, size_t row0,
                       const int32_t* kv_pos) = 0;
   // Stores n rows (f32, post-RoPE keys) at entries [row0, row0 + n) of `layer` as attend() would,

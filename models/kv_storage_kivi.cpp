@@ -58,6 +58,9 @@ class KiviStorage final : public KVStorage {
   }
   void attend(int layer, const AttentionShape& s, const AttendBatch& b, size_t row0,
               const int32_t* kv_pos) override {
+    // KIVI's blocks and residual grow by appending; a ring (kv_cache.h) does not use this type.
+    ACCEL_CHECK(b.n_kv == 0 || b.n_kv == row0 + b.n,
+                "kivi storage attends over a linear cache only");
     Layer& l = layers_[size_t(layer)];
     reopen(l, row0);
     const size_t n_kv = row0 + b.n;

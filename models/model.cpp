@@ -99,6 +99,13 @@ Model::Model(GgufFile f) : file_(std::move(f)) {}
 std::unique_ptr<Model> Model::load(const std::string& path) {
   std::unique_ptr<Model> m(new Model(GgufFile::open(path)));
   m->cfg_ = ModelConfig::from_gguf(m->file_);
+  // Their hyper-parameters and per-layer attention kinds are read (model_config.h), the attention
+  // kernels mask windows and add sinks; the layers' forward pass is still to be written.
+  const Arch arch = m->cfg_.arch;
+  if (arch == Arch::Gemma3 || arch == Arch::Gemma4 || arch == Arch::GptOss)
+    throw GgufError("[model] " + path + ": general.architecture: '" + m->cfg_.arch_name +
+                    "' is recognised (hyper-parameters and sliding-window layers are read) but its "
+                    "forward pass is not implemented yet (supported: llama, qwen2, qwen3)");
   m->load_weights();
   // The weights now live in their packed panels; the file's pages would otherwise stay resident
   // beside them (a second copy of the model). Token embeddings are still read from the mapping

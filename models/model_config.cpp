@@ -16,12 +16,35 @@ const char* arch_name(Arch a) {
       return "qwen2";
     case Arch::Qwen3:
       return "qwen3";
+    case Arch::Gemma3:
+      return "gemma3";
+    case Arch::Gemma4:
+      return "gemma4";
+    case Arch::GptOss:
+      return "gpt-oss";
   }
   return "?";
 }
 
 float attention_scale(const ModelConfig& c) {
   return c.attn_scale > 0.f ? c.attn_scale : float(1.0 / std::sqrt(double(c.head_dim)));
+}
+
+LayerAttention layer_attention(const ModelConfig& c, int il) {
+  LayerAttention a;
+  a.sliding = c.n_swa > 0 && il >= 0 && size_t(il) < c.swa_layers.size() && c.swa_layers[il];
+  a.window = a.sliding ? c.n_swa : 0;
+  a.n_head_kv = size_t(il) < c.n_head_kv_layer.size() ? c.n_head_kv_layer[il] : c.n_head_kv;
+  a.head_dim = a.sliding && c.head_dim_swa > 0 ? c.head_dim_swa : c.head_dim;
+  a.n_rot = a.sliding && c.n_rot_swa > 0 ? c.n_rot_swa : c.rope.n_rot;
+  a.rope_base = a.sliding && c.rope_base_swa > 0.f ? c.rope_base_swa : c.rope.freq_base;
+  return a;
+}
+
+bool has_sliding_layers(const ModelConfig& c) {
+  for (uint8_t s : c.swa_layers)
+    if (s) return true;
+  return false;
 }
 
 namespace {
@@ -85,6 +108,112 @@ void read_rope_scaling(const GgufFile& f, const std::string& a, ModelConfig& c) 
     bad(f, a + "rope.scaling.yarn_log_multiplier", "is not supported (must be 0 or absent)");
 }
 
+// A key llama.cpp reads with get_key_or_arr into per-layer values: a scalar (every layer) or an
+// array of exactly n_layer non-negative integers or booleans, each at most `hi`.
+std::vector<uint64_t> per_layer_uints(const GgufFile& f, const std::string& key, int n_layer,
+                                      uint64_t hi) {
+  const GgufValue* v = f.find(key);
+  std::vector<uint64_t> out;
+  if (v->type != GgufType::ARRAY) {
+    out.assign(size_t(n_layer), uint64_t(bounded_int(f, key, 0, hi)));
+    return out;
+  }
+  if (v->array_size() != size_t(n_layer))
+    bad(f, key,
+        "array of " + std::to_string(v->array_size()) + " values, expected one per layer (" +
+            std::to_string(n_layer) + ")");
+  if (!v->arr_u.empty()) {
+    out = v->arr_u;
+  } else if (!v->arr_i.empty()) {
+    for (int64_t x : v->arr_i) {
+      if (x < 0) bad(f, key, "negative value " + std::to_string(x));
+      out.push_back(uint64_t(x));
+    }
+  } else {
+    bad(f, key, "must be an array of integers or booleans");
+  }
+  for (uint64_t x : out)
+    if (x > hi) bad(f, key, "value " + std::to_string(x) + " above " + std::to_string(hi));
+  return out;
+}
+
+// llama.cpp's set_swa_pattern(p) without dense_first: layer il slides iff il % p < p - 1.
+std::vector<uint8_t> period_pattern(int n_layer, int p) {
+  std::vector<uint8_t> s(size_t(n_layer), 0);
+  for (int il = 0; il < n_layer; ++il) s[size_t(il)] = il % p < p - 1;
+  return s;
+}
+
+// The sliding-window keys of gemma3, gemma4 and gpt-oss as llama.cpp 3f545bec's loaders read them
+// (src/models/gemma3.cpp, gemma4.cpp, openai-moe.cpp), plus refusals llama.cpp does not make: a
+// window of 0 (gemma3 would read it as "no sliding layers"; a file stating a window of 0 is
+// refused here rather than guessed), a period above the layer count, and features of these
+// families the engine does not implement (Gemma 4's per-layer embeddings, shared KV layers and
+// experts).
+void read_sliding_window(const GgufFile& f, const std::string& a, ModelConfig& c) {
+  const std::string win = a + "attention.sliding_window",
+                    pat = a + "attention.sliding_window_pattern";
+  const bool required = c.arch != Arch::Gemma3;  // gemma3 without the key: every layer is full
+  if (!required && !f.has(win)) return;
+  c.n_swa = bounded_int(f, win, 0, 1u << 24);
+  if (c.n_swa == 0) bad(f, win, "a sliding window of 0 positions (no key would be visible)");
+  if (c.arch == Arch::Gemma4) {
+    if (!f.has(pat)) bad(f, pat, "missing (gemma4 gives one flag per layer)");
+    const auto flags = per_layer_uints(f, pat, c.n_layer, 1);
+    c.swa_layers.assign(flags.begin(), flags.end());
+  } else {
+    int period = c.arch == Arch::Gemma3 ? 6 : 2;  // llama.cpp's defaults
+    // llama.cpp reads this key as a scalar only (an array leaves the default period).
+    if (f.has(pat) && f.find(pat)->type != GgufType::ARRAY) {
+      period = bounded_int(f, pat, 1, 1u << 24);
+      if (period > c.n_layer)
+        bad(f, pat,
+            "period " + std::to_string(period) + " is longer than the layer count (" +
+                std::to_string(c.n_layer) + ")");
+    }
+    c.swa_layers = period_pattern(c.n_layer, period);
+  }
+  // Gemma's sliding layers default to RoPE base 10000 (llama_hparams' default); gpt-oss's to the
+  // full layers' base.
+  c.rope_base_swa = c.arch == Arch::GptOss ? c.rope.freq_base : 10000.f;
+  if (const auto b = f.get_float_opt(a + "rope.freq_base_swa")) {
+    c.rope_base_swa = float(*b);
+    if (!(c.rope_base_swa > 1.f) || !std::isfinite(c.rope_base_swa))
+      bad(f, a + "rope.freq_base_swa", "must be a finite number > 1");
+  }
+}
+
+// Head sizes of sliding layers (llama.cpp reads key_length_swa for every architecture; gemma4
+// requires it) and per-layer KV head counts, validated against the query heads.
+void read_layer_shapes(const GgufFile& f, const std::string& a, ModelConfig& c) {
+  const std::string kls = a + "attention.key_length_swa", vls = a + "attention.value_length_swa";
+  if (c.arch == Arch::Gemma4 && !f.has(kls)) bad(f, kls, "missing");
+  c.head_dim_swa = bounded_int_or(f, kls, c.head_dim, 1, 1024);
+  if (c.head_dim_swa % 2) bad(f, kls, "head size " + std::to_string(c.head_dim_swa) + " is odd");
+  if (f.has(vls) && f.get_uint(vls) != uint64_t(c.head_dim_swa))
+    bad(f, vls, "must equal key_length_swa");
+  const int rot_full = c.rope.n_rot == c.head_dim ? c.head_dim_swa : c.rope.n_rot;
+  c.n_rot_swa =
+      bounded_int_or(f, a + "rope.dimension_count_swa", rot_full, 2, uint64_t(c.head_dim_swa));
+  if (c.n_rot_swa % 2) bad(f, a + "rope.dimension_count_swa", "must be even");
+  const std::string hkv = a + "attention.head_count_kv";
+  if (f.has(hkv) && f.find(hkv)->type == GgufType::ARRAY) {
+    for (uint64_t x : per_layer_uints(f, hkv, c.n_layer, 1024)) {
+      if (x == 0 || c.n_head % int(x) != 0)
+        bad(f, hkv,
+            "per-layer value " + std::to_string(x) + " does not divide head_count " +
+                std::to_string(c.n_head));
+      c.n_head_kv_layer.push_back(int(x));
+    }
+    c.n_head_kv = c.n_head_kv_layer[0];
+  }
+  c.final_softcap = float(finite_float_or(f, a + "final_logit_softcapping", 0.0, 0.0, 1e6));
+}
+
+bool sliding_arch(Arch a) {
+  return a == Arch::Gemma3 || a == Arch::Gemma4 || a == Arch::GptOss;
+}
+
 }  // namespace
 
 ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
@@ -96,9 +225,16 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
     c.arch = Arch::Qwen2;
   } else if (c.arch_name == "qwen3") {
     c.arch = Arch::Qwen3;
+  } else if (c.arch_name == "gemma3") {
+    c.arch = Arch::Gemma3;
+  } else if (c.arch_name == "gemma4") {
+    c.arch = Arch::Gemma4;
+  } else if (c.arch_name == "gpt-oss") {
+    c.arch = Arch::GptOss;
   } else {
     bad(f, "general.architecture",
-        "architecture '" + c.arch_name + "' is not supported (supported: llama, qwen2, qwen3)");
+        "architecture '" + c.arch_name +
+            "' is not supported (supported: llama, qwen2, qwen3, gemma3, gemma4, gpt-oss)");
   }
   const std::string a = c.arch_name + ".";
   // Bounds are generous for real models and small enough that products cannot overflow.
@@ -107,7 +243,11 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   c.n_layer = bounded_int(f, a + "block_count", 1, 1024);
   c.n_ff = bounded_int_or(f, a + "feed_forward_length", 0, 0, 1u << 18);
   c.n_head = bounded_int(f, a + "attention.head_count", 1, 1024);
-  c.n_head_kv = bounded_int_or(f, a + "attention.head_count_kv", c.n_head, 1, 1024);
+  const std::string hkv_key = a + "attention.head_count_kv";
+  const bool hkv_array = f.has(hkv_key) && f.find(hkv_key)->type == GgufType::ARRAY;
+  if (hkv_array && !sliding_arch(c.arch))
+    bad(f, hkv_key, "per-layer values are read for gemma3, gemma4 and gpt-oss only");
+  c.n_head_kv = hkv_array ? c.n_head : bounded_int_or(f, hkv_key, c.n_head, 1, 1024);
   if (c.n_head % c.n_head_kv != 0)
     bad(f, a + "attention.head_count_kv",
         std::to_string(c.n_head_kv) + " does not divide head_count " + std::to_string(c.n_head));
@@ -125,6 +265,7 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   if (!(c.rope.freq_base > 1.f) || !std::isfinite(c.rope.freq_base))
     bad(f, a + "rope.freq_base", "must be a finite number > 1");
   read_rope_scaling(f, a, c);
+  // llama.cpp's rope type: NORM (adjacent pairs) for llama, NEOX (halves) for the others here.
   c.rope.layout = c.arch == Arch::Llama ? RopeLayout::Adjacent : RopeLayout::HalfSplit;
   c.rms_eps = float(f.get_float_opt(a + "attention.layer_norm_rms_epsilon").value_or(1e-5));
   if (!(c.rms_eps > 0.f && c.rms_eps < 1.f))
@@ -134,8 +275,30 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
     if (!(std::isfinite(c.attn_scale) && c.attn_scale > 0.f))
       bad(f, a + "attention.scale", "must be a finite number > 0, got " + std::to_string(*scale));
   }
-  c.qkv_bias = c.arch == Arch::Qwen2;
-  c.qk_norm = c.arch == Arch::Qwen3;
+  c.qkv_bias = c.arch == Arch::Qwen2 || c.arch == Arch::GptOss;
+  c.qk_norm = c.arch == Arch::Qwen3 || c.arch == Arch::Gemma3 || c.arch == Arch::Gemma4;
+  if (sliding_arch(c.arch)) {
+    read_sliding_window(f, a, c);
+    read_layer_shapes(f, a, c);
+    c.attn_sinks = c.arch == Arch::GptOss;
+    // llama.cpp does not read attention.scale for these: gemma3 takes 1/sqrt(n_embd / n_head) for
+    // its 62-layer 27B and 1/sqrt(head_dim) otherwise, gemma4 takes 1.0 (Q and K are normed).
+    if (c.arch == Arch::Gemma3)
+      c.attn_scale = c.n_layer == 62 ? float(1.0 / std::sqrt(double(c.n_embd / c.n_head)))
+                                     : float(1.0 / std::sqrt(double(c.head_dim)));
+    else if (c.arch == Arch::Gemma4)
+      c.attn_scale = 1.f;
+    if (c.arch == Arch::Gemma4) {
+      const std::string pl = a + "embedding_length_per_layer_input";
+      if (!f.has(pl)) bad(f, pl, "missing (llama.cpp requires it; 0 for the dense 31B)");
+      if (f.get_uint(pl) != 0)
+        bad(f, pl, "per-layer embeddings (Gemma 4 E2B / E4B) are not supported");
+      if (f.get_uint_opt(a + "attention.shared_kv_layers").value_or(0) != 0)
+        bad(f, a + "attention.shared_kv_layers", "shared KV layers are not supported");
+      if (f.has(a + "expert_count"))
+        bad(f, a + "expert_count", "Gemma 4's mixture of experts is not supported");
+    }
+  }
   c.n_expert = bounded_int_or(f, a + "expert_count", 0, 0, 1024);
   if (c.n_expert > 0) {
     c.n_expert_used = bounded_int(f, a + "expert_used_count", 1, uint64_t(c.n_expert));
@@ -167,6 +330,15 @@ nlohmann::json config_json(const ModelConfig& c) {
                       {"n_expert_used", c.n_expert_used},
                       {"n_ff_expert", c.n_ff_expert}};
   if (c.attn_scale > 0.f) j["attn_scale"] = c.attn_scale;
+  if (c.n_swa > 0) {
+    j["n_swa"] = c.n_swa;
+    j["swa_layers"] = c.swa_layers;
+    j["head_dim_swa"] = c.head_dim_swa;
+    j["rope_base_swa"] = c.rope_base_swa;
+  }
+  if (!c.n_head_kv_layer.empty()) j["n_head_kv_layer"] = c.n_head_kv_layer;
+  if (c.final_softcap > 0.f) j["final_softcap"] = c.final_softcap;
+  if (c.attn_sinks) j["attn_sinks"] = true;
   return j;
 }
 

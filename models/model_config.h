@@ -1,10 +1,13 @@
 // ModelConfig: an architecture's hyper-parameters as read from GGUF metadata (`{arch}.*` keys).
 // Owns the mapping from metadata keys to numbers and their validation; knows nothing of weights
-// or tokenizers. Unsupported architectures are refused by name.
+// or tokenizers. Unsupported architectures are refused by name. Sliding-window architectures
+// (gemma3, gemma4, gpt-oss) get per-layer attention kinds read as llama.cpp 3f545bec reads them;
+// Model::load still refuses them until their forward pass exists.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "kernels/elementwise.h"
 
@@ -12,7 +15,7 @@ namespace accel {
 
 class GgufFile;
 
-enum class Arch { Llama, Qwen2, Qwen3 };
+enum class Arch { Llama, Qwen2, Qwen3, Gemma3, Gemma4, GptOss };
 
 struct ModelConfig {
   Arch arch = Arch::Llama;
@@ -38,6 +41,27 @@ struct ModelConfig {
   // 0 = not set, i.e. 1/sqrt(head_dim); read attention_scale() for the value in effect.
   float attn_scale = 0.f;
 
+  // Per-layer attention kinds (gemma3 / gemma4 / gpt-oss; empty or zero for the others).
+  // {arch}.attention.sliding_window: the window of sliding layers in positions (a key is visible
+  // iff 0 <= q_pos - kv_pos < n_swa); 0 = every layer attends to the whole context.
+  int n_swa = 0;
+  // Layer il slides iff swa_layers[il] != 0; empty when n_swa == 0. From
+  // {arch}.attention.sliding_window_pattern: a period p (layer il slides iff il % p < p - 1, as
+  // llama.cpp's set_swa_pattern) or, for gemma4, one flag per layer.
+  std::vector<uint8_t> swa_layers;
+  // Sliding layers' own head size, RoPE dimensions and RoPE base ({arch}.attention.key_length_swa,
+  // {arch}.rope.dimension_count_swa, {arch}.rope.freq_base_swa); equal to the full layers' unless
+  // the file (or the architecture's default: 10000 for gemma3/gemma4) says otherwise.
+  int head_dim_swa = 0;
+  int n_rot_swa = 0;
+  float rope_base_swa = 0.f;
+  // {arch}.attention.head_count_kv given per layer (an array); empty when one value serves all.
+  std::vector<int> n_head_kv_layer;
+  // {arch}.final_logit_softcapping: logits become cap * tanh(logits / cap); 0 = off.
+  float final_softcap = 0.f;
+  // gpt-oss: one learned sink logit per query head in every layer's softmax (attention.h).
+  bool attn_sinks = false;
+
   int q_dim() const { return n_head * head_dim; }
   int kv_dim() const { return n_head_kv * head_dim; }
 
@@ -50,10 +74,25 @@ const char* arch_name(Arch a);
 // The attention scale in effect: c.attn_scale when set, else 1/sqrt(head_dim).
 float attention_scale(const ModelConfig& c);
 
+// One layer's attention as its kind sets it.
+struct LayerAttention {
+  bool sliding = false;
+  int window = 0;  // AttentionShape::window: n_swa for sliding layers, 0 for full ones
+  int n_head_kv = 0;
+  int head_dim = 0;
+  int n_rot = 0;
+  float rope_base = 0.f;
+};
+LayerAttention layer_attention(const ModelConfig& c, int il);
+// True when any layer slides.
+bool has_sliding_layers(const ModelConfig& c);
+
 // The hyper-parameters as a JSON object (what the results store records per model, and what the
 // analytic cost model reads back): n_vocab, n_ctx, n_embd, n_layer, n_head, n_head_kv, head_dim,
 // n_ff, n_expert, n_expert_used, n_ff_expert, and attn_scale only when the file sets it (so the
-// object, and the store keys hashed from it, stay the same for files without the key).
+// object, and the store keys hashed from it, stay the same for files without the key); likewise
+// n_swa, swa_layers, head_dim_swa, rope_base_swa, n_head_kv_layer, final_softcap and attn_sinks
+// only for sliding-window architectures.
 nlohmann::json config_json(const ModelConfig& c);
 
 }  // namespace accel

@@ -39,6 +39,38 @@ const std::vector<AttentionLayout>& published_layouts() {
        262144,
        1.0f,
        {{"sliding", 50, 16, 256, 1024}, {"full", 10, 4, 512, 0}}},
+      // Gemma 3 27B: llama.cpp 3f545bec's gemma3 loader takes a sliding-window period of 6 (layer
+      // il slides iff il % 6 < 5), so layers 5, 11, ..., 59 are global: 10 of 62.
+      {"gemma-3-27b",
+       "google/gemma-3-27b config.json as quoted by independent implementations: 62 layers, "
+       "hidden 5376, 32 query heads, 16 KV heads x head_dim 128, sliding_window 1024, "
+       "sliding_window_pattern 6 (5 local : 1 global), max_position_embeddings 131072; "
+       "query_pre_attn_scalar 168 = hidden / heads, the scale llama.cpp 3f545bec's gemma3 loader "
+       "uses for the 27B (1/sqrt(168)). Sliding layers are counted as holding exactly 1024 tokens.",
+       32,
+       131072,
+       float(1.0 / std::sqrt(168.0)),
+       {{"sliding", 52, 16, 128, 1024}, {"full", 10, 16, 128, 0}}},
+      // gpt-oss: layer_types alternate sliding_attention / full_attention from layer 0 (llama.cpp's
+      // openai-moe loader: period 2, layer il slides iff il is even).
+      {"gpt-oss-20b",
+       "openai/gpt-oss-20b config.json as quoted by independent implementations: 24 layers, "
+       "hidden 2880, 64 query heads, 8 KV heads x head_dim 64, sliding_window 128 on the even "
+       "layers, max_position_embeddings 131072 (YaRN factor 32 over 4096); 1/sqrt(64) scale, "
+       "attention sinks (one logit per head, no cache rows). Sliding layers hold 128 tokens.",
+       64,
+       131072,
+       0.125f,
+       {{"sliding", 12, 8, 64, 128}, {"full", 12, 8, 64, 0}}},
+      {"gpt-oss-120b",
+       "openai/gpt-oss-120b config.json as quoted by independent implementations: 36 layers, "
+       "hidden 2880, 64 query heads, 8 KV heads x head_dim 64, sliding_window 128 on the even "
+       "layers, max_position_embeddings 131072; attention as gpt-oss-20b (128 experts instead "
+       "of 32 do not change the cache).",
+       64,
+       131072,
+       0.125f,
+       {{"sliding", 18, 8, 64, 128}, {"full", 18, 8, 64, 0}}},
   };
   return layouts;
 }

@@ -9,7 +9,8 @@
 
 namespace accel {
 
-// The published models' layouts, in table order: llama-3.1-70b, gemma-4-31b.
+// The published models' layouts, in table order: llama-3.1-70b, gemma-4-31b, gemma-3-27b,
+// gpt-oss-20b, gpt-oss-120b.
 const std::vector<AttentionLayout>& published_layouts();
 
 // A published layout by name, or a synthetic family member as "family/role" (e.g. small/target).

@@ -4,6 +4,7 @@
 // read. Measures only; correctness and batch invariance live in tests/kernels/attention_test.cpp.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -106,6 +107,56 @@ BENCHMARK(BM_Decode)
     ->Args({32768, 64, 2})
     ->Args({16384, 128, 2})
     ->Args({16384, 64, 1})
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+
+// Sliding-window prefill (Gemma 4 / gpt-oss layers): args n, window, sinks (0/1), threads. Blocks
+// wholly outside every row's window are skipped, so the cost is linear in n beyond the window;
+// GFLOP/s counts only the visible pairs, n * min(n, window) - window (window - 1) / 2 for n > w.
+void BM_PrefillWindow(benchmark::State& state) {
+  const size_t n = size_t(state.range(0));
+  const int window = int(state.range(1)), threads = int(state.range(3));
+  accel::set_num_threads(threads);
+  Inputs in = make(64, n, n);
+  const std::vector<float> sinks = accel::test::random_normal(12, 4);
+  in.s.window = window;
+  in.s.sinks = state.range(2) ? sinks.data() : nullptr;
+  for (auto _ : state) {
+    call(in);
+    benchmark::DoNotOptimize(in.out.data());
+  }
+  double pairs = 0;
+  for (size_t i = 0; i < n; ++i) pairs += double(std::min<size_t>(i + 1, size_t(window)));
+  const double flops = 4.0 * 64 * pairs * in.s.n_heads;
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// Sliding-window decode over a cache of n_kv entries of which `window` are visible.
+void BM_DecodeWindow(benchmark::State& state) {
+  const size_t n_kv = size_t(state.range(0));
+  accel::set_num_threads(int(state.range(2)));
+  Inputs in = make(64, 1, n_kv);
+  in.s.window = int(state.range(1));
+  for (auto _ : state) {
+    call(in);
+    benchmark::DoNotOptimize(in.out.data());
+  }
+}
+
+BENCHMARK(BM_PrefillWindow)
+    ->ArgNames({"n", "window", "sinks", "threads"})
+    ->Args({4096, 128, 0, 2})
+    ->Args({4096, 128, 1, 2})
+    ->Args({4096, 512, 0, 2})
+    ->Args({4096, 4096, 0, 2})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+BENCHMARK(BM_DecodeWindow)
+    ->ArgNames({"n_kv", "window", "threads"})
+    ->Args({640, 512, 2})
+    ->Args({16384, 512, 2})
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 

@@ -167,6 +167,21 @@ void fused(benchmark::State& st, int shape, size_t n, accel::KVQuant f) {
   set_counters(st, c, double(kq.size()) * 2);
 }
 
+// The fused int4 kernel on a sliding-window layer with gpt-oss sinks: a window of 128 over the
+// whole cache (the cost the ring buffer's capacity bounds: blocks outside the window are skipped).
+void fused_window(benchmark::State& st, int shape, size_t n) {
+  Cache& c = cache(shape, n);
+  const int32_t qp = int32_t(n - 1);
+  const size_t qd = size_t(c.sh->heads) * c.sh->D;
+  const std::vector<float> sinks = accel::test::random_normal(size_t(c.sh->heads), 3);
+  accel::AttentionShape s = c.shape();
+  s.window = 128;
+  s.sinks = sinks.data();
+  for (auto _ : st)
+    accel::attention_quant(s, c.q.data(), qd, &qp, 1, c.view(accel::KVQuant::Int4), c.pos.data(), n,
+                           c.out.data(), qd);
+}
+
 // The seed benchmark's reference, on CPU: repeat K and V to every query head (materialised),
 // scores = q . K^T * scale, softmax (max, exp, sum), out = p . V. Loops vectorised along D only,
 // as a straightforward implementation would be; GQA expansion and allocation are in the clock.
@@ -299,6 +314,7 @@ void register_all() {
       reg("fused_q8_0",
           [](benchmark::State& st, int s, size_t k) { fused(st, s, k, accel::KVQuant::Q8_0); });
       reg("stream_int4", BM_StreamInt4);
+      if (n <= 4096) reg("fused_int4_window128_sinks", fused_window);
       if (n <= 32768) reg("seed_naive", BM_SeedNaive)->Iterations(1)->Repetitions(1);
     }
 }

@@ -297,6 +297,55 @@ TEST(AttentionQuant, ScaleOneAttentionStillMatchesTheReference) {
   EXPECT_LE(e.max_abs, 1e-4 * e.vmax);
 }
 
+// Sliding windows (edge inside a key block, a chunk, and wider than the cache) and gpt-oss sinks,
+// in both the per-row (many rows) and split-K (one row) paths, against the reference on the
+// rounded query with the tolerance of MatchesTheDoubleReference... (the sink adds one exp2 and one
+// term to l: well inside it). Then invariance: a windowed query alone equals the same query in a
+// batch, on 1 and 2 threads, and with every out-of-window key moved to a masked position.
+TEST(AttentionQuant, SlidingWindowAndSinksMatchTheReferenceAndStayBatchInvariant) {
+  const auto sinks = accel::test::random_normal(12, 9, 2.f);
+  for (KVQuant f : {KVQuant::Int4, KVQuant::Q8_0})
+    for (int window : {1, 45, 128, 700, 5000})
+      for (bool with_sinks : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << "window " << window << " sinks " << with_sinks);
+        AttentionShape s{12, 4, 64, 0.125f};
+        s.window = window;
+        s.sinks = with_sinks ? sinks.data() : nullptr;
+        const size_t n = 1500;
+        const QuantCache c = make_cache(f, 4, 64, n, 61 + uint64_t(window));
+        const auto kpos = iota_pos(n);
+        const std::vector<int32_t> many{0, 31, 32, 511, 512, 700, 1000, 1499};
+        const auto q = accel::test::random_normal(many.size() * 12 * 64, 10);
+        const auto got = run(s, q, many, c, kpos);
+        const Errors e = compare_to_reference(s, q, many, c, kpos, got);
+        EXPECT_LE(e.max_abs, 1e-4 * e.vmax);
+        for (size_t i = 0; i < many.size(); ++i) {
+          const std::vector<float> qi(q.begin() + i * 768, q.begin() + (i + 1) * 768);
+          const std::vector<float> want(got.begin() + i * 768, got.begin() + (i + 1) * 768);
+          std::vector<int32_t> masked = kpos;
+          for (auto& x : masked)
+            if (!accel::attention_visible(x, many[i], window)) x = 1 << 30;
+          for (int threads : {1, 2}) {
+            const int t0 = accel::num_threads();
+            accel::set_num_threads(threads);
+            const auto alone = run(s, qi, {many[i]}, c, kpos);
+            const auto alone_masked = run(s, qi, {many[i]}, c, masked);
+            accel::set_num_threads(t0);
+            ASSERT_TRUE(accel::test::bit_equal(alone, want)) << "row " << i << " " << threads;
+            ASSERT_TRUE(accel::test::bit_equal(alone_masked, want)) << "row " << i;
+          }
+        }
+      }
+}
+
+TEST(AttentionQuant, RefusesSoftCapping) {
+  AttentionShape s{4, 1, 64, 0.125f};
+  s.softcap = 30.f;
+  const QuantCache c = make_cache(KVQuant::Int4, 1, 64, 40, 3);
+  const auto q = accel::test::random_normal(4 * 64, 8);
+  EXPECT_DEATH(run(s, q, {39}, c, iota_pos(40)), "soft-cap");
+}
+
 // quantize_query_group against a plain transcription of its rule (header): amax, codes by
 // round-half-to-even of x * (127 / amax), step amax / 127; zeros, exact ties, a lone large value,
 // and NaN / infinity (zero codes, NaN step).

@@ -334,3 +334,161 @@ TEST(Attention, F16RowsEqualF32RowsOfTheRoundedValues) {
 }
 
 }  // namespace
+
+// ---- sliding window, sinks, soft-capping
+// ---------------------------------------------------------
+
+namespace mask_options {
+
+// The bound of error_bound plus what the options add: soft-capping rounds s / cap, tanh (a few
+// ulps of a value below cap in magnitude) and the product by cap, and shrinks earlier score errors
+// (|tanh'| <= 1): <= 8u * cap more per score; a sink adds one exp2 and one rounded term to l
+// (<= 4u relative on the weights, absorbed in 2 * eps_p by doubling it).
+double option_bound(const Data& d) {
+  const double cap = d.s.softcap;
+  double max_v = 0;
+  for (float x : d.v) max_v = std::max(max_v, double(std::fabs(x)));
+  return 2 * error_bound(d) + max_v * (2 * 8 * kU * cap + 8 * kU);
+}
+
+::testing::AssertionResult matches(const Data& d, const std::vector<float>& out) {
+  std::vector<double> want(out.size(), 0.0);
+  accel::attention_reference(d.s, d.q.data(), d.ldq, d.q_pos.data(), d.n_q, d.k.data(), d.v.data(),
+                             d.ldkv, d.kv_pos.data(), d.n_kv, want.data(), d.ldo);
+  const size_t w = size_t(d.s.n_heads) * d.s.head_dim;
+  std::vector<float> got;
+  std::vector<double> ref;
+  for (size_t i = 0; i < d.n_q; ++i) {
+    got.insert(got.end(), out.begin() + i * d.ldo, out.begin() + i * d.ldo + w);
+    ref.insert(ref.end(), want.begin() + i * d.ldo, want.begin() + i * d.ldo + w);
+  }
+  return near_all(got, ref, option_bound(d), 0.0);
+}
+
+struct OptCase {
+  int window;
+  bool sinks;
+  float softcap;
+  size_t n_q;
+};
+
+}  // namespace mask_options
+
+// Windows from 1 key to past the whole cache, with and without sinks and soft-capping, over sparse
+// key positions (runs with gaps, so a window can hold fewer keys than its width), in both layouts
+// (1 and 3 rows: key-lane; 130 rows: row-lane). Queries sit at random positions as in
+// AttentionTable. A wrong mask (off by one at the window edge) moves an output by O(1 / window).
+TEST(AttentionMaskOptions, MatchReference) {
+  using mask_options::OptCase;
+  std::vector<OptCase> cases;
+  for (int window : {0, 1, 2, 7, 64, 100, 5000})
+    for (bool sinks : {false, true})
+      for (float cap : {0.f, 2.5f})
+        for (size_t n_q : {size_t(1), size_t(3), size_t(130)})
+          cases.push_back({window, sinks, cap, n_q});
+  for (const OptCase& c : cases) {
+    SCOPED_TRACE(::testing::Message() << "window " << c.window << " sinks " << c.sinks << " cap "
+                                      << c.softcap << " n_q " << c.n_q);
+    Data d = make_data(12, 4, 64, c.n_q, 300, 31 + c.window + c.n_q, /*q_scale=*/3.f);
+    std::vector<float> sinks = random_normal(12, 77 + c.window, 2.f);
+    d.s.window = c.window;
+    d.s.sinks = c.sinks ? sinks.data() : nullptr;
+    d.s.softcap = c.softcap;
+    std::mt19937_64 rng(c.n_q * 31 + c.window);
+    const int32_t last = d.kv_pos.back();
+    d.q_pos.resize(c.n_q);
+    for (size_t i = 0; i < c.n_q; ++i) d.q_pos[i] = int32_t(rng() % uint64_t(last + 40));
+    if (c.n_q > 2) d.q_pos[c.n_q - 1] = last + 5;
+    EXPECT_TRUE(mask_options::matches(d, run(d)));
+  }
+}
+
+// Worked by hand. Zero queries give equal scores, so the output is the mean of the visible values;
+// keys at positions 0..9 with value row j = j (every element).
+//  - window 3, query at 9: keys 7, 8, 9 are visible (9 - 6 = 3 is not < 3): mean 8.
+//  - window 1, query at 4: only key 4: 4. Window 3, query at 1: keys 0, 1: 0.5.
+//  - sink log(3) with window 3 at 9: weights 1/6 each and 3/6 on the sink: (7 + 8 + 9) / 6 = 4.
+//  - soft-cap 1: q.k = 100 for key 9 and 0 for the others (one query, window 2 at 9: keys 8, 9):
+//    capped scores tanh(100) ~ 1 and 0: out = (8 + 9 e) / (1 + e).
+TEST(AttentionMaskOptions, HandWorked) {
+  const int D = 8;
+  std::vector<float> k(10 * D, 0.f), v(10 * D), q(D, 0.f);
+  std::vector<int32_t> kv_pos(10);
+  for (int j = 0; j < 10; ++j) {
+    kv_pos[j] = j;
+    for (int d = 0; d < D; ++d) v[j * D + d] = float(j);
+  }
+  auto one = [&](AttentionShape s, int32_t qp) {
+    std::vector<float> out(D, NAN);
+    accel::attention_causal(s, q.data(), D, &qp, 1, k.data(), v.data(), D, kv_pos.data(), 10,
+                            out.data(), D);
+    return out[D - 1];
+  };
+  AttentionShape s{1, 1, D, 1.f};
+  s.window = 3;
+  EXPECT_FLOAT_EQ(one(s, 9), 8.f);
+  EXPECT_FLOAT_EQ(one(s, 1), 0.5f);
+  s.window = 1;
+  EXPECT_FLOAT_EQ(one(s, 4), 4.f);
+  const float sink = std::log(3.f);
+  s.window = 3;
+  s.sinks = &sink;
+  EXPECT_NEAR(one(s, 9), 4.f, 4e-6);  // exp2 of the log2-domain sink: a few ulps
+  s.sinks = nullptr;
+  s.window = 2;
+  s.softcap = 1.f;
+  for (int d = 0; d < D; ++d) k[9 * D + d] = d == 0 ? 100.f : 0.f;
+  q[0] = 1.f;
+  const double e = std::exp(std::tanh(100.0));
+  EXPECT_NEAR(one(s, 9), (8 + 9 * e) / (1 + e), 4e-6);
+}
+
+// Batch invariance with a window and sinks (as AttentionInvariance): a query alone, in a chunk, in
+// reverse order and on 1 or 2 threads gives the same bits; and alone with only the keys of its
+// window present, as long as they keep their block-aligned indices (keys outside the window are
+// replaced by positions that are masked: a ring buffer's overwritten slots).
+TEST(AttentionMaskOptions, BatchInvariance) {
+  std::vector<float> sinks = random_normal(12, 5, 2.f);
+  for (size_t n_q : {size_t(5), size_t(130)})
+    for (int window : {1, 50, 128}) {
+      SCOPED_TRACE(::testing::Message() << "n_q " << n_q << " window " << window);
+      const InvarianceCase c{12, 4, 64, 600, 400, n_q};
+      Data d = chunk(c, 99 + n_q + window);
+      std::iota(d.kv_pos.begin(), d.kv_pos.end(), 0);  // dense positions: the window is full
+      d.q_pos.assign(d.kv_pos.begin() + c.q0, d.kv_pos.begin() + c.q0 + c.n_q);
+      d.s.window = window;
+      d.s.sinks = sinks.data();
+      const size_t w = size_t(c.H) * c.D;
+      const int threads0 = accel::num_threads();
+      accel::set_num_threads(1);
+      const std::vector<float> b1 = run(d);
+      accel::set_num_threads(2);
+      const std::vector<float> b2 = run(d);
+      accel::set_num_threads(threads0);
+      EXPECT_TRUE(bit_equal(b1, b2)) << "1 vs 2 threads";
+      EXPECT_TRUE(mask_options::matches(d, b2));
+      for (size_t i = 0; i < n_q; ++i) {
+        Data one = d;
+        one.n_q = 1;
+        one.q.assign(d.q.begin() + i * d.ldq, d.q.begin() + (i + 1) * d.ldq);
+        one.q_pos = {d.q_pos[i]};
+        ASSERT_TRUE(bit_equal(row(run(one), one.ldo, 0, w), row(b2, d.ldo, i, w))) << "row " << i;
+        // Keys outside the window moved far into the future (masked): same bits.
+        for (size_t j = 0; j < one.n_kv; ++j)
+          if (!accel::attention_visible(one.kv_pos[j], one.q_pos[0], window))
+            one.kv_pos[j] = 1 << 30;
+        ASSERT_TRUE(bit_equal(row(run(one), one.ldo, 0, w), row(b2, d.ldo, i, w)))
+            << "row " << i << " with out-of-window keys replaced";
+      }
+    }
+}
+
+TEST(AttentionMaskOptions, RefusesBadOptions) {
+  Data d = make_data(4, 1, 64, 1, 10, 5);
+  d.q_pos = {20};
+  d.s.window = -1;
+  EXPECT_DEATH(run(d), "sliding window -1 is negative");
+  d.s.window = 0;
+  d.s.softcap = -1.f;
+  EXPECT_DEATH(run(d), "soft-cap");
+}

@@ -36,6 +36,22 @@ TEST(TtftFlops, APrefillSplitAnywhereCostsTheSameAsOnePiece) {
                      forward_flops(c, 64, 0, 1));
 }
 
+// A sliding layer (window 4) beside a full one. 3 tokens after 5 cached: entries j = 6, 7, 8 see
+// min(j, 4) = 4 keys each: 12 pairs per head (the full layer: 21, as above). So
+// 2*3*2*576 + (21 + 12) x 2 heads x 16 + 160; and 100 tokens after 0 cost the sliding layer
+// 1+2+3+4 + 96 x 4 = 394 pairs: linear beyond the window.
+TEST(TtftFlops, SlidingLayersCountTheirWindowOnly) {
+  ModelConfig c = hand_config();
+  c.n_swa = 4;
+  c.swa_layers = {1, 0};
+  EXPECT_DOUBLE_EQ(forward_flops(c, 3, 5, 1), 6912.0 + 33.0 * 2 * 16 + 160.0);
+  EXPECT_DOUBLE_EQ(forward_flops(c, 100, 0, 0), 2 * 100 * 2 * 576.0 + (394.0 + 5050.0) * 2 * 16);
+  // Split anywhere, the same total (the window straddles the cut at 2).
+  for (double cut : {2.0, 4.0, 50.0})
+    EXPECT_DOUBLE_EQ(forward_flops(c, cut, 0, 0) + forward_flops(c, 100 - cut, cut, 0),
+                     forward_flops(c, 100, 0, 0));
+}
+
 TEST(TtftFlops, MixtureOfExpertsCountsTheExpertsATokenUsesAndTheRouter) {
   ModelConfig c = hand_config();
   c.n_expert = 4;

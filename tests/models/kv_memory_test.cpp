@@ -3,6 +3,8 @@
 // published and synthetic configurations, and memory sizes as people write them.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <stdexcept>
 
 #include "models/kv_memory.h"
@@ -103,6 +105,55 @@ TEST(KVMemory, Gemma4_31BHasTwoRowShapesAndScaleOne) {
   EXPECT_EQ(l.groups[1].window, 0);
   EXPECT_EQ(kv_cache_bytes(l, KVDType::F16, 131072), 11576279040ull);
   EXPECT_EQ(kv_cache_bytes(l, KVDType::F16, 512), 512ull * (50 * 16384 + 10 * 8192));
+}
+
+// Gemma 3 27B (52 sliding x 1024 tokens, 10 full; 16 x 128 rows: 8192 B per token per layer in
+// f16) and gpt-oss 20B / 120B (half the layers sliding x 128 tokens; 8 x 64 rows: 2048 B), at
+// 128K tokens in f16, worked by hand:
+//   gemma-3-27b   52 * 1024 * 8192 + 10 * 131072 * 8192 = 436207616 + 10737418240
+//   gpt-oss-20b   12 * 128 * 2048 + 12 * 131072 * 2048  = 3145728 + 3221225472
+//   gpt-oss-120b  18 * 128 * 2048 + 18 * 131072 * 2048  = 4718592 + 4831838208
+TEST(KVMemory, Gemma3AndGptOssSlidingLayersAreBoundedByTheirWindow) {
+  EXPECT_EQ(kv_cache_bytes(find_attention_layout("gemma-3-27b"), KVDType::F16, 131072),
+            11173625856ull);
+  EXPECT_EQ(kv_cache_bytes(find_attention_layout("gpt-oss-20b"), KVDType::F16, 131072),
+            3224371200ull);
+  EXPECT_EQ(kv_cache_bytes(find_attention_layout("gpt-oss-120b"), KVDType::F16, 131072),
+            4836556800ull);
+  const AttentionLayout g3 = find_attention_layout("gemma-3-27b");
+  EXPECT_EQ(g3.n_layer(), 62);
+  EXPECT_FLOAT_EQ(g3.attn_scale, float(1.0 / std::sqrt(168.0)));
+  EXPECT_EQ(find_attention_layout("gpt-oss-20b").n_layer(), 24);
+  EXPECT_EQ(find_attention_layout("gpt-oss-120b").n_layer(), 36);
+}
+
+// A configuration with per-layer kinds (Gemma 4 style: 5 sliding layers of 4 x 32 with window
+// 128, then a full one of 2 x 64, twice) is grouped by kind and row shape, sliding first.
+TEST(KVMemory, LayoutOfAConfigWithSlidingLayersGroupsByKind) {
+  ModelConfig c;
+  c.n_layer = 12;
+  c.n_head = 8;
+  c.n_head_kv = 4;
+  c.head_dim = 64;
+  c.head_dim_swa = 32;
+  c.n_swa = 128;
+  for (int il = 0; il < 12; ++il) {
+    c.swa_layers.push_back(il % 6 != 5);
+    c.n_head_kv_layer.push_back(il % 6 != 5 ? 4 : 2);
+  }
+  const AttentionLayout l = attention_layout(c, "x", "y");
+  ASSERT_EQ(l.groups.size(), 2u);
+  EXPECT_EQ(l.groups[0].kind, "sliding");
+  EXPECT_EQ(l.groups[0].n_layer, 10);
+  EXPECT_EQ(l.groups[0].n_kv_heads, 4);
+  EXPECT_EQ(l.groups[0].head_dim, 32);
+  EXPECT_EQ(l.groups[0].window, 128);
+  EXPECT_EQ(l.groups[1].n_layer, 2);
+  EXPECT_EQ(l.groups[1].n_kv_heads, 2);
+  EXPECT_EQ(l.groups[1].head_dim, 64);
+  EXPECT_EQ(l.groups[1].window, 0);
+  // f32 at 4096 tokens: 10 x 128 x (2 x 4 x 32 x 4 B) + 2 x 4096 x (2 x 2 x 64 x 4 B).
+  EXPECT_EQ(kv_cache_bytes(l, KVDType::F32, 4096), 10ull * 128 * 1024 + 2ull * 4096 * 1024);
 }
 
 TEST(KVMemory, SyntheticMembersAndUnknownNames) {

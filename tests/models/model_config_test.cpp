@@ -87,6 +87,177 @@ TEST(AttentionScale, BadValuesAreRefusedNamingFileAndKey) {
   }
 }
 
+// ---- sliding-window architectures (per-layer attention kinds) -----------------------------------
+
+// Minimal metadata of a sliding-window architecture: 12 layers, n_embd 256, 8 heads of 32, 4 KV
+// heads, plus `extra` keys (replacing defaults). Metadata only: ModelConfig reads nothing else.
+std::string write_swa_header(const test::TempDir& dir, const std::string& arch,
+                             const std::vector<std::pair<std::string, GgufValue>>& extra) {
+  GgufWriter w;
+  const std::string a = arch + ".";
+  w.set("general.architecture", GgufValue::of_string(arch));
+  w.set(a + "context_length", GgufValue::of_u32(4096));
+  w.set(a + "embedding_length", GgufValue::of_u32(256));
+  w.set(a + "block_count", GgufValue::of_u32(12));
+  w.set(a + "feed_forward_length", GgufValue::of_u32(512));
+  w.set(a + "attention.head_count", GgufValue::of_u32(8));
+  w.set(a + "attention.head_count_kv", GgufValue::of_u32(4));
+  w.set(a + "attention.layer_norm_rms_epsilon", GgufValue::of_f32(1e-6f));
+  w.set(a + "rope.freq_base", GgufValue::of_f32(1e6f));
+  if (arch != "gemma3") w.set(a + "attention.sliding_window", GgufValue::of_u32(128));
+  if (arch == "gemma4") {
+    w.set(a + "attention.key_length_swa", GgufValue::of_u32(32));
+    w.set(a + "attention.value_length_swa", GgufValue::of_u32(32));
+    w.set(a + "embedding_length_per_layer_input", GgufValue::of_u32(0));
+    GgufValue flags;
+    flags.type = GgufType::ARRAY;
+    flags.elem = GgufType::BOOL;
+    for (int il = 0; il < 12; ++il) flags.arr_u.push_back(il % 6 != 5);
+    w.set(a + "attention.sliding_window_pattern", flags);
+  }
+  for (const auto& [k, v] : extra) w.set(k, v);
+  const std::string path = dir.file(arch + ".gguf");
+  w.write(path);
+  return path;
+}
+
+std::vector<int> sliding_of(const ModelConfig& c) {
+  std::vector<int> out;
+  for (int il = 0; il < c.n_layer; ++il) out.push_back(layer_attention(c, il).sliding);
+  return out;
+}
+
+// The layer patterns llama.cpp 3f545bec's loaders give: gemma3 without the window key has no
+// sliding layer; with it, period 6 by default (il % 6 < 5 slides); gpt-oss period 2 (even layers
+// slide); gemma4 one flag per layer. Sliding layers take the window, RoPE base (gemma default
+// 10000, gpt-oss the full base) and head size of their kind.
+TEST(SlidingWindowConfig, PatternsAndPerKindValuesAsLlamaCppReadsThem) {
+  test::TempDir dir;
+  {
+    const ModelConfig c =
+        ModelConfig::from_gguf(GgufFile::open(write_swa_header(dir, "gemma3", {})));
+    EXPECT_EQ(c.n_swa, 0);
+    EXPECT_FALSE(has_sliding_layers(c));
+    EXPECT_EQ(layer_attention(c, 3).window, 0);
+    EXPECT_FLOAT_EQ(attention_scale(c), float(1.0 / std::sqrt(32.0)));
+  }
+  {
+    const ModelConfig c = ModelConfig::from_gguf(GgufFile::open(write_swa_header(
+        dir, "gemma3", {{"gemma3.attention.sliding_window", GgufValue::of_u32(512)}})));
+    EXPECT_EQ(c.n_swa, 512);
+    EXPECT_EQ(sliding_of(c), (std::vector<int>{1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0}));
+    EXPECT_EQ(layer_attention(c, 0).window, 512);
+    EXPECT_EQ(layer_attention(c, 5).window, 0);
+    EXPECT_EQ(layer_attention(c, 0).rope_base, 10000.f);
+    EXPECT_EQ(layer_attention(c, 5).rope_base, 1e6f);
+    EXPECT_TRUE(c.qk_norm);
+    EXPECT_EQ(config_json(c).at("n_swa"), 512);
+  }
+  {
+    const ModelConfig c = ModelConfig::from_gguf(GgufFile::open(
+        write_swa_header(dir, "gemma3",
+                         {{"gemma3.attention.sliding_window", GgufValue::of_u32(64)},
+                          {"gemma3.attention.sliding_window_pattern", GgufValue::of_u32(3)},
+                          {"gemma3.rope.freq_base_swa", GgufValue::of_f32(5000.f)},
+                          {"gemma3.final_logit_softcapping", GgufValue::of_f32(30.f)}})));
+    EXPECT_EQ(sliding_of(c), (std::vector<int>{1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0}));
+    EXPECT_EQ(layer_attention(c, 0).rope_base, 5000.f);
+    EXPECT_EQ(c.final_softcap, 30.f);
+  }
+  {
+    const ModelConfig c =
+        ModelConfig::from_gguf(GgufFile::open(write_swa_header(dir, "gpt-oss", {})));
+    EXPECT_EQ(sliding_of(c), (std::vector<int>{1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0}));
+    EXPECT_EQ(layer_attention(c, 0).rope_base, 1e6f);
+    EXPECT_TRUE(c.attn_sinks);
+    EXPECT_TRUE(c.qkv_bias);
+    EXPECT_EQ(config_json(c).at("attn_sinks"), true);
+  }
+  {
+    GgufValue kv;
+    kv.type = GgufType::ARRAY;
+    kv.elem = GgufType::UINT32;
+    for (int il = 0; il < 12; ++il) kv.arr_u.push_back(il % 6 == 5 ? 2 : 4);
+    const ModelConfig c = ModelConfig::from_gguf(GgufFile::open(
+        write_swa_header(dir, "gemma4",
+                         {{"gemma4.attention.key_length", GgufValue::of_u32(64)},
+                          {"gemma4.attention.value_length", GgufValue::of_u32(64)},
+                          {"gemma4.attention.head_count_kv", kv},
+                          {"gemma4.final_logit_softcapping", GgufValue::of_f32(30.f)}})));
+    EXPECT_EQ(sliding_of(c), (std::vector<int>{1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0}));
+    EXPECT_EQ(attention_scale(c), 1.f);
+    const LayerAttention s = layer_attention(c, 0), g = layer_attention(c, 5);
+    EXPECT_EQ(s.head_dim, 32);
+    EXPECT_EQ(g.head_dim, 64);
+    EXPECT_EQ(s.n_head_kv, 4);
+    EXPECT_EQ(g.n_head_kv, 2);
+    EXPECT_EQ(s.n_rot, 32);
+    EXPECT_EQ(g.n_rot, 64);
+    EXPECT_EQ(s.window, 128);
+    EXPECT_EQ(c.final_softcap, 30.f);
+  }
+}
+
+// The refusals name the key: a window of 0, a period longer than the layer count, a per-layer
+// array of the wrong length, KV heads that do not divide the query heads, an odd sliding head
+// size, a sliding RoPE dimension count beyond the head, and Gemma 4 features not implemented.
+TEST(SlidingWindowConfig, BadKeysAreRefusedNamingTheKey) {
+  test::TempDir dir;
+  GgufValue short_flags;
+  short_flags.type = GgufType::ARRAY;
+  short_flags.elem = GgufType::BOOL;
+  short_flags.arr_u = {1, 1, 0};
+  GgufValue kv3;
+  kv3.type = GgufType::ARRAY;
+  kv3.elem = GgufType::UINT32;
+  kv3.arr_u.assign(12, 3);
+  struct Bad {
+    std::string arch, key;
+    GgufValue value;
+  };
+  const std::vector<Bad> cases = {
+      {"gemma3", "gemma3.attention.sliding_window", GgufValue::of_u32(0)},
+      {"gpt-oss", "gpt-oss.attention.sliding_window", GgufValue::of_u32(0)},
+      {"gemma4", "gemma4.attention.sliding_window", GgufValue::of_u32(0)},
+      {"gpt-oss", "gpt-oss.attention.sliding_window_pattern", GgufValue::of_u32(13)},
+      {"gemma4", "gemma4.attention.sliding_window_pattern", short_flags},
+      {"gemma4", "gemma4.attention.head_count_kv", kv3},
+      {"gemma4", "gemma4.attention.key_length_swa", GgufValue::of_u32(33)},
+      {"gpt-oss", "gpt-oss.rope.dimension_count_swa", GgufValue::of_u32(64)},
+      {"gemma4", "gemma4.embedding_length_per_layer_input", GgufValue::of_u32(256)},
+      {"gemma4", "gemma4.attention.shared_kv_layers", GgufValue::of_u32(2)},
+      {"gpt-oss", "gpt-oss.rope.freq_base_swa", GgufValue::of_f32(0.5f)},
+  };
+  for (const Bad& b : cases) {
+    std::vector<std::pair<std::string, GgufValue>> extra = {{b.key, b.value}};
+    if (b.arch == "gemma3" && b.key != "gemma3.attention.sliding_window")
+      extra.insert(extra.begin(), {"gemma3.attention.sliding_window", GgufValue::of_u32(64)});
+    const std::string path = write_swa_header(dir, b.arch, extra);
+    try {
+      ModelConfig::from_gguf(GgufFile::open(path));
+      ADD_FAILURE() << b.key << " accepted";
+    } catch (const GgufError& e) {
+      EXPECT_NE(std::string(e.what()).find(b.key), std::string::npos) << b.key << ": " << e.what();
+    }
+  }
+  // A required key that is missing is named too.
+  for (const std::string& arch : {std::string("gpt-oss"), std::string("gemma4")}) {
+    GgufWriter w;
+    const std::string path = write_swa_header(dir, arch, {});
+    const GgufFile f = GgufFile::open(path);
+    for (const auto& [k, v] : f.metadata())
+      if (k != arch + ".attention.sliding_window") w.set(k, v);
+    w.write(dir.file("missing.gguf"));
+    try {
+      ModelConfig::from_gguf(GgufFile::open(dir.file("missing.gguf")));
+      ADD_FAILURE() << arch << " without a window accepted";
+    } catch (const GgufError& e) {
+      EXPECT_NE(std::string(e.what()).find(arch + ".attention.sliding_window"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 // synthetic_member_config (what kvcalc sizes `family/role` from) against the file's metadata, for
 // every member of every family, with and without a scale.
 TEST(SyntheticMemberConfig, MatchesWhatItsFileSays) {
