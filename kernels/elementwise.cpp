@@ -2,6 +2,8 @@
 // that row; no cross-row reductions, no batch-dependent branches.
 #include "kernels/elementwise.h"
 
+#include "kernels/fp16.h"
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -205,6 +207,26 @@ void swiglu_oai(const float* gate, const float* up, float* out, size_t n, float 
     const float g = std::min(gate[i], limit);
     const float u = std::clamp(up[i], -limit, limit);
     out[i] = g / (1.f + std::exp(alpha * -g)) * (u + 1.f);
+  }
+}
+
+namespace {
+
+// ggml's table entry for an fp16 input: gelu_tanh in float, rounded to fp16.
+float gelu_tanh_fp16(float x) {
+  const float h = fp16_to_f32(f32_to_fp16(x));
+  const float g =
+      0.5f * h * (1.0f + std::tanh(0.79788456080286535588f * h * (1.0f + 0.044715f * h * h)));
+  return fp16_to_f32(f32_to_fp16(g));
+}
+
+}  // namespace
+
+void geglu_tanh(const float* gate, const float* up, float* out, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const float x = gate[i];
+    const float g = x <= -10.f ? 0.f : x >= 10.f ? x : gelu_tanh_fp16(x);
+    out[i] = g * up[i];
   }
 }
 

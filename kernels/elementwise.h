@@ -72,6 +72,14 @@ void swiglu(const float* gate, const float* up, float* out, size_t n);
 // order (alpha * -g, exp, 1 +, divide, u + 1, multiply). out may alias gate or up.
 void swiglu_oai(const float* gate, const float* up, float* out, size_t n, float alpha, float limit);
 
+// Gemma's gated GELU (ggml_geglu on CPU, what llama.cpp 3f545bec runs for gemma3):
+// out[i] = gelu_tanh(gate[i]) * up[i], where gelu_tanh(x) = 0.5 x (1 + tanh(sqrt(2/pi) x
+// (1 + 0.044715 x^2))) is evaluated as ggml's CPU backend does: 0 for x <= -10, x for x >= 10,
+// otherwise at x rounded to fp16 with the result rounded to fp16 (its lookup table). The fp16
+// rounding is part of the reference's arithmetic (relative 2^-11 per activation); matching it keeps
+// the engine's logits within 1e-4 of llama.cpp's. out may alias gate or up.
+void geglu_tanh(const float* gate, const float* up, float* out, size_t n);
+
 // y[i] += x[i].
 void add_inplace(float* y, const float* x, size_t n);
 

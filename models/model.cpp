@@ -12,6 +12,7 @@
 #include "kernels/elementwise.h"
 #include "kernels/quant.h"
 #include "kernels/threading.h"
+#include "models/rope_ggml.h"
 
 namespace accel {
 
@@ -92,20 +93,75 @@ PackedWeight pack_rows(const GgufFile& f, const std::vector<const GgufTensorInfo
   return w;
 }
 
+// Every layer of a loadable model has the same Q/K/V row shapes (one QKV scratch, one cache row
+// shape per kind): gemma3 and gpt-oss files state no per-layer head sizes or KV head counts that
+// differ, and a file that does is refused by key.
+void check_uniform_layers(const ModelConfig& c, const std::string& path) {
+  if (c.head_dim_swa != 0 && c.head_dim_swa != c.head_dim)
+    throw GgufError("[model] " + path + ": " + c.arch_name +
+                    ".attention.key_length_swa: sliding layers with their own head size (" +
+                    std::to_string(c.head_dim_swa) + " vs " + std::to_string(c.head_dim) +
+                    ") are not supported for " + c.arch_name);
+  for (int h : c.n_head_kv_layer)
+    if (h != c.n_head_kv)
+      throw GgufError("[model] " + path + ": " + c.arch_name +
+                      ".attention.head_count_kv: per-layer KV head counts that differ are not "
+                      "supported for " +
+                      c.arch_name);
+}
+
+// The RoPE layer il applies: the model's, with the layer kind's base and rotated dimensions.
+// llama.cpp gives gemma3's sliding layers frequency scale 1 (rope_freq_scale_train_swa's default)
+// and gpt-oss's the full layers' scale.
+RopeParams layer_rope(const ModelConfig& c, int il) {
+  const LayerAttention la = layer_attention(c, il);
+  RopeParams r = c.rope;
+  r.freq_base = la.rope_base;
+  r.n_rot = la.n_rot;
+  r.head_dim = la.head_dim;
+  if (la.sliding && c.arch != Arch::GptOss) r.freq_scale = 1.f;
+  return r;
+}
+
+// RoPE as the architecture's reference computes it: gemma3's Q and K are RMS-normed, so ggml's
+// float angles (rope_ggml.h) are reproduced; every other architecture keeps rope()'s double
+// angles (and so its existing bits).
+void rope_for(const ModelConfig& c, float* x, size_t n, size_t ld, int heads, const int32_t* pos,
+              const RopeParams& r) {
+  if (c.arch == Arch::Gemma3)
+    rope_ggml_angles(x, n, ld, heads, pos, r);
+  else
+    rope(x, n, ld, heads, pos, r);
+}
+
 }  // namespace
+
+KVCache Model::make_cache(KVDType kv_dtype, size_t max_rollback) const {
+  if (!has_sliding_layers(cfg_))
+    return KVCache(cfg_.n_layer, cfg_.n_head_kv, cfg_.head_dim, kv_dtype);
+  std::vector<KVLayerShape> shapes;
+  for (int l = 0; l < cfg_.n_layer; ++l) {
+    const LayerAttention la = layer_attention(cfg_, l);
+    shapes.push_back({la.n_head_kv, la.head_dim, la.window});
+  }
+  return KVCache(shapes, kv_dtype, max_rollback);
+}
 
 Model::Model(GgufFile f) : file_(std::move(f)) {}
 
 std::unique_ptr<Model> Model::load(const std::string& path) {
   std::unique_ptr<Model> m(new Model(GgufFile::open(path)));
   m->cfg_ = ModelConfig::from_gguf(m->file_);
-  // Their hyper-parameters and per-layer attention kinds are read (model_config.h), the attention
-  // kernels mask windows and add sinks; the layers' forward pass is still to be written.
+  // gemma4: hyper-parameters and per-layer attention kinds are read (model_config.h) and the
+  // attention kernels mask windows and soft-cap, but its layers' forward pass is still to be
+  // written.
   const Arch arch = m->cfg_.arch;
-  if (arch == Arch::Gemma3 || arch == Arch::Gemma4 || arch == Arch::GptOss)
+  if (arch == Arch::Gemma4)
     throw GgufError("[model] " + path + ": general.architecture: '" + m->cfg_.arch_name +
                     "' is recognised (hyper-parameters and sliding-window layers are read) but its "
-                    "forward pass is not implemented yet (supported: llama, qwen2, qwen3)");
+                    "forward pass is not implemented yet (supported: llama, qwen2, qwen3, gemma3, "
+                    "gpt-oss)");
+  check_uniform_layers(m->cfg_, path);
   m->load_weights();
   // The weights now live in their packed panels; the file's pages would otherwise stay resident
   // beside them (a second copy of the model). Token embeddings are still read from the mapping
@@ -152,11 +208,19 @@ void Model::load_weights() {
   else
     output_ = pack_rows(f, {emb}, E);  // tied embeddings
 
+  // llama.cpp scales gemma3's token embeddings by sqrtf(n_embd) (float) before the first layer.
+  embd_scale_ = c.arch == Arch::Gemma3 ? std::sqrt(float(c.n_embd)) : 1.f;
+  layer_rope_.clear();
+  for (int l = 0; l < c.n_layer; ++l) layer_rope_.push_back(layer_rope(c, l));
   layers_.resize(size_t(c.n_layer));
   for (int l = 0; l < c.n_layer; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     LayerWeights& L = layers_[size_t(l)];
     L.attn_norm = load_vector(f, p + "attn_norm.weight", E);
+    if (c.arch == Arch::GptOss) {
+      load_gpt_oss_layer(p, L);
+      continue;
+    }
     L.ffn_norm = load_vector(f, p + "ffn_norm.weight", E);
     L.wqkv = pack_rows(
         f,
@@ -173,6 +237,10 @@ void Model::load_weights() {
     if (c.qk_norm) {
       L.q_norm = load_vector(f, p + "attn_q_norm.weight", uint64_t(c.head_dim));
       L.k_norm = load_vector(f, p + "attn_k_norm.weight", uint64_t(c.head_dim));
+    }
+    if (c.arch == Arch::Gemma3) {
+      L.post_attn_norm = load_vector(f, p + "post_attention_norm.weight", E);
+      L.post_ffn_norm = load_vector(f, p + "post_ffw_norm.weight", E);
     }
     if (c.n_expert == 0) {
       const uint64_t F = uint64_t(c.n_ff);
@@ -205,11 +273,70 @@ void Model::load_weights() {
   for (const auto& t : f.tensors()) n_params_ += t.n_elements;
   weight_bytes_ = output_.bytes();
   for (const auto& L : layers_) {
-    weight_bytes_ +=
-        L.wqkv.bytes() + L.wo.bytes() + L.w_gate_up.bytes() + L.w_down.bytes() + L.w_router.bytes();
+    weight_bytes_ += L.wqkv.bytes() + L.wo.bytes() + L.w_gate_up.bytes() + L.w_down.bytes() +
+                     L.w_router.bytes() + L.moe_oai.bytes();
     for (const auto& w : L.exp_gate_up) weight_bytes_ += w.bytes();
     for (const auto& w : L.exp_down) weight_bytes_ += w.bytes();
   }
+}
+
+// One gpt-oss layer (llama_model_openai_moe::load_arch_tensors): Q/K/V with biases, the output
+// projection with its bias, the sinks, post_attention_norm (the FFN's input norm) and the experts
+// as MoeFfnOai packs them from the file's 3-D tensors, every bias f32.
+void Model::load_gpt_oss_layer(const std::string& p, LayerWeights& L) {
+  const GgufFile& f = file_;
+  const ModelConfig& c = cfg_;
+  const uint64_t E = uint64_t(c.n_embd), Q = uint64_t(c.q_dim()), KV = uint64_t(c.kv_dim());
+  const uint64_t F = uint64_t(c.n_ff_expert), NE = uint64_t(c.n_expert);
+  L.ffn_norm = load_vector(f, p + "post_attention_norm.weight", E);
+  L.wqkv =
+      pack_rows(f,
+                {&expect(f, p + "attn_q.weight", {E, Q}), &expect(f, p + "attn_k.weight", {E, KV}),
+                 &expect(f, p + "attn_v.weight", {E, KV})},
+                E);
+  for (auto [n, d] : {std::pair{"attn_q.bias", Q}, {"attn_k.bias", KV}, {"attn_v.bias", KV}}) {
+    auto b = load_vector(f, p + n, d);
+    L.qkv_bias.insert(L.qkv_bias.end(), b.begin(), b.end());
+  }
+  L.wo = pack_rows(f, {&expect(f, p + "attn_output.weight", {Q, E})}, Q);
+  L.wo_bias = load_vector(f, p + "attn_output.bias", E);
+  L.sinks = load_vector(f, p + "attn_sinks.weight", uint64_t(c.n_head));
+  // Biases must be f32 (MoeOaiSource reads them as floats): every gpt-oss file stores them so.
+  auto f32 = [&](const std::string& name, std::vector<uint64_t> dims) {
+    const GgufTensorInfo& t = expect(f, name, dims);
+    if (t.type != DType::F32)
+      throw GgufError("[model] " + f.path() + ": tensor '" + name + "' has type " +
+                      std::string(dtype_name(t.type)) + ", expected f32");
+    return reinterpret_cast<const float*>(f.tensor_data(t));
+  };
+  const GgufTensorInfo& router = expect(f, p + "ffn_gate_inp.weight", {E, NE});
+  const GgufTensorInfo& gate = expect(f, p + "ffn_gate_exps.weight", {E, F, NE});
+  const GgufTensorInfo& up = expect(f, p + "ffn_up_exps.weight", {E, F, NE});
+  const GgufTensorInfo& down = expect(f, p + "ffn_down_exps.weight", {F, E, NE});
+  if (up.type != gate.type || down.type != gate.type)
+    throw GgufError("[model] " + f.path() + ": tensor '" + p +
+                    "ffn_{gate,up,down}_exps.weight' have different types (one type expected)");
+  MoeOaiSource src;
+  src.n_embd = c.n_embd;
+  src.n_ff = c.n_ff_expert;
+  src.n_expert = c.n_expert;
+  src.n_expert_used = c.n_expert_used;
+  src.router_type = router.type;
+  src.router = f.tensor_data(router);
+  src.router_bias = f32(p + "ffn_gate_inp.bias", {NE});
+  src.expert_type = gate.type;
+  src.gate = f.tensor_data(gate);
+  src.up = f.tensor_data(up);
+  src.down = f.tensor_data(down);
+  src.gate_bias = f32(p + "ffn_gate_exps.bias", {F, NE});
+  src.up_bias = f32(p + "ffn_up_exps.bias", {F, NE});
+  src.down_bias = f32(p + "ffn_down_exps.bias", {E, NE});
+  try {
+    L.moe_oai = MoeFfnOai::pack(src);
+  } catch (const std::invalid_argument& e) {
+    throw GgufError("[model] " + f.path() + ": " + p + "ffn_*: " + e.what());
+  }
+  for (const GgufTensorInfo* t : {&router, &gate, &up, &down}) f.release_resident_pages(*t);
 }
 
 void Model::embed(int32_t token, float* out) const {
@@ -226,6 +353,26 @@ void Model::ffn_dense(const LayerWeights& L, const float* xn, size_t T, float* o
     for (size_t t = t0; t < t1; ++t) swiglu(&gu[t * 2 * F], &gu[t * 2 * F + F], &gu[t * 2 * F], F);
   });
   timed_gemm(prof, gu.data(), T, 2 * F, L.w_down, out, E);
+}
+
+// Gemma's FFN: down(gelu_tanh(gate(x)) * up(x)) with ggml's GELU arithmetic (geglu_tanh).
+void Model::ffn_geglu(const LayerWeights& L, const float* xn, size_t T, float* out,
+                      ForwardProfile* prof) const {
+  const size_t F = size_t(cfg_.n_ff), E = size_t(cfg_.n_embd);
+  std::vector<float> gu(T * 2 * F);  // [T][gate F | up F]
+  timed_gemm(prof, xn, T, E, L.w_gate_up, gu.data(), 2 * F);
+  parallel_ranges(T, double(T) * double(F) * kSwigluWorkPerElement, [&](size_t t0, size_t t1, int) {
+    for (size_t t = t0; t < t1; ++t)
+      geglu_tanh(&gu[t * 2 * F], &gu[t * 2 * F + F], &gu[t * 2 * F], F);
+  });
+  timed_gemm(prof, gu.data(), T, 2 * F, L.w_down, out, E);
+}
+
+void Model::ffn_moe_oai(const LayerWeights& L, const float* xn, size_t T, float* out,
+                        ForwardProfile* prof) const {
+  const auto t0 = Clock::now();
+  L.moe_oai.forward(xn, T, size_t(cfg_.n_embd), out, size_t(cfg_.n_embd));
+  if (prof) prof->gemm_s += std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
 void Model::ffn_moe(const LayerWeights& L, const float* xn, size_t T, float* out,
@@ -295,7 +442,12 @@ void Model::store_pre_rope_kv(int layer0, int n_layers, const int32_t* positions
         rmsnorm(kr, size_t(c.n_head_kv), size_t(c.head_dim), size_t(c.head_dim),
                 layers_[size_t(layer0 + m)].k_norm.data(), c.rms_eps, kr, size_t(c.head_dim));
       }
-  rope(k, n, ld, n_layers * c.n_head_kv, positions, c.rope);
+  if (has_sliding_layers(c))  // each layer with its kind's RoPE
+    for (int m = 0; m < n_layers; ++m)
+      rope_for(c, k + size_t(m) * kvd, n, ld, c.n_head_kv, positions,
+               layer_rope_[size_t(layer0 + m)]);
+  else
+    rope(k, n, ld, n_layers * c.n_head_kv, positions, c.rope);
   for (int m = 0; m < n_layers; ++m)
     cache.store(layer0 + m, k + size_t(m) * kvd, v + size_t(m) * kvd, ld, n);
 }
@@ -326,12 +478,16 @@ std::vector<float> Model::forward(std::span<const int32_t> tokens,
   const size_t E = size_t(c.n_embd), Qd = size_t(c.q_dim()), KVd = size_t(c.kv_dim());
   const size_t ldqkv = Qd + 2 * KVd;
   std::vector<float> x(T * E), xn(T * E), qkv(T * ldqkv), att(T * Qd), tmp(T * E);
-  for (size_t t = 0; t < T; ++t) embed(tokens[t], &x[t * E]);
+  for (size_t t = 0; t < T; ++t) {
+    embed(tokens[t], &x[t * E]);
+    if (embd_scale_ != 1.f)
+      for (size_t j = 0; j < E; ++j) x[t * E + j] *= embd_scale_;
+  }
 
   cache.stage(positions.data(), T);
   const size_t n_kv = cache.size() + T;
   ForwardProfile* prof = hooks ? hooks->profile : nullptr;
-  const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, attention_scale(c)};
+  AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, attention_scale(c)};
 
   for (int l = 0; l < c.n_layer; ++l) {
     const LayerWeights& L = layers_[size_t(l)];
@@ -349,8 +505,10 @@ std::vector<float> Model::forward(std::span<const int32_t> tokens,
                 L.k_norm.data(), c.rms_eps, k + t * ldqkv, size_t(c.head_dim));
       }
     }
-    rope(q, T, ldqkv, c.n_head, positions.data(), c.rope);
-    rope(k, T, ldqkv, c.n_head_kv, positions.data(), c.rope);
+    rope_for(c, q, T, ldqkv, c.n_head, positions.data(), layer_rope_[size_t(l)]);
+    rope_for(c, k, T, ldqkv, c.n_head_kv, positions.data(), layer_rope_[size_t(l)]);
+    shape.window = layer_attention(c, l).window;
+    shape.sinks = L.sinks.empty() ? nullptr : L.sinks.data();
     if (hooks && hooks->on_query) hooks->on_query(l, q, T, ldqkv);
     const auto ta = Clock::now();
     // The cache stores this batch's K/V in its format and attends over everything it holds,
@@ -361,21 +519,35 @@ std::vector<float> Model::forward(std::span<const int32_t> tokens,
     else
       cache.attend(l, shape, q, ldqkv, positions.data(), k, k + KVd, ldqkv, T, att.data(), Qd);
     if (prof) prof->attention_s += std::chrono::duration<double>(Clock::now() - ta).count();
-    timed_gemm(prof, att.data(), T, Qd, L.wo, tmp.data(), E);
+    timed_gemm(prof, att.data(), T, Qd, L.wo, tmp.data(), E,
+               L.wo_bias.empty() ? nullptr : L.wo_bias.data());
+    if (!L.post_attn_norm.empty())
+      rmsnorm(tmp.data(), T, E, E, L.post_attn_norm.data(), c.rms_eps, tmp.data(), E);
     add_inplace(x.data(), tmp.data(), T * E);
     rmsnorm(x.data(), T, E, E, L.ffn_norm.data(), c.rms_eps, xn.data(), E);
-    if (c.n_expert == 0)
-      ffn_dense(L, xn.data(), T, tmp.data(), prof);
-    else
+    if (c.arch == Arch::GptOss)
+      ffn_moe_oai(L, xn.data(), T, tmp.data(), prof);
+    else if (c.n_expert > 0)
       ffn_moe(L, xn.data(), T, tmp.data(), prof);
+    else if (c.arch == Arch::Gemma3)
+      ffn_geglu(L, xn.data(), T, tmp.data(), prof);
+    else
+      ffn_dense(L, xn.data(), T, tmp.data(), prof);
+    if (!L.post_ffn_norm.empty())
+      rmsnorm(tmp.data(), T, E, E, L.post_ffn_norm.data(), c.rms_eps, tmp.data(), E);
     add_inplace(x.data(), tmp.data(), T * E);
   }
   cache.commit(T);
   if (prof) {
-    double pairs = 0;
-    for (size_t t = 0; t < T; ++t)
-      for (size_t j = 0; j < n_kv; ++j) pairs += cache.positions()[j] <= positions[t] ? 1 : 0;
-    prof->attention_pairs += pairs * c.n_head * c.n_layer;
+    // Pairs each layer's mask lets through (a sliding layer sees at most its window).
+    for (int l = 0; l < c.n_layer; ++l) {
+      const int window = layer_attention(c, l).window;
+      double pairs = 0;
+      for (size_t t = 0; t < T; ++t)
+        for (size_t j = 0; j < n_kv; ++j)
+          pairs += attention_visible(cache.positions()[j], positions[t], window) ? 1 : 0;
+      prof->attention_pairs += pairs * c.n_head;
+    }
   }
 
   const size_t R = logits_rows.size();
@@ -383,6 +555,10 @@ std::vector<float> Model::forward(std::span<const int32_t> tokens,
   for (size_t i = 0; i < R; ++i)
     rmsnorm(&x[size_t(logits_rows[i]) * E], 1, E, E, output_norm_.data(), c.rms_eps, &h[i * E], E);
   timed_gemm(prof, h.data(), R, E, output_, logits.data(), size_t(c.n_vocab));
+  if (c.final_softcap > 0.f) {  // llama.cpp: scale by 1/cap, tanh, scale by cap
+    const float inv = 1.f / c.final_softcap;
+    for (float& v : logits) v = std::tanh(v * inv) * c.final_softcap;
+  }
   return logits;
 }
 

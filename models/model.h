@@ -1,5 +1,6 @@
-// Model: weights loaded from a GGUF file and the transformer forward pass (llama / qwen2 / qwen3,
-// dense or top-k routed MoE FFN). Owns the forward computation and its scratch; never times,
+// Model: weights loaded from a GGUF file and the transformer forward pass (llama / qwen2 / qwen3 /
+// gemma3 / gpt-oss, dense or top-k routed MoE FFN; sliding-window layers attend through the
+// cache's rings). Owns the forward computation and its scratch; never times,
 // samples beyond argmax, or touches a tokenizer (see generation.h and tokenizer.h).
 #pragma once
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include "models/gguf.h"
 #include "models/kv_cache.h"
 #include "models/model_config.h"
+#include "models/moe_ffn_oai.h"
 
 namespace accel {
 
@@ -43,11 +45,18 @@ struct ForwardHooks {
 struct LayerWeights {
   std::vector<float> attn_norm, ffn_norm;  // [n_embd]
   std::vector<float> qkv_bias;             // [q_dim + 2 kv_dim] (qwen2) or empty
-  std::vector<float> q_norm, k_norm;       // [head_dim] (qwen3) or empty
-  PackedWeight wqkv;                       // rows: q_dim + 2 kv_dim, cols: n_embd
-  PackedWeight wo;                         // rows: n_embd, cols: q_dim
-  PackedWeight w_gate_up;                  // rows: 2 n_ff (gate rows then up rows), cols: n_embd
-  PackedWeight w_down;                     // rows: n_embd, cols: n_ff
+  std::vector<float> q_norm, k_norm;       // [head_dim] (qwen3, gemma3) or empty
+  // Gemma's norms on the attention and FFN outputs before each residual add: [n_embd] or empty.
+  std::vector<float> post_attn_norm, post_ffn_norm;
+  // gpt-oss: the output projection's bias [n_embd], the per-head attention sinks [n_head], and the
+  // MoE FFN unit (router with bias, experts with biases, clamped SwiGLU); ffn_norm holds the file's
+  // post_attention_norm, which gpt-oss applies before the FFN.
+  std::vector<float> wo_bias, sinks;
+  MoeFfnOai moe_oai;
+  PackedWeight wqkv;       // rows: q_dim + 2 kv_dim, cols: n_embd
+  PackedWeight wo;         // rows: n_embd, cols: q_dim
+  PackedWeight w_gate_up;  // rows: 2 n_ff (gate rows then up rows), cols: n_embd
+  PackedWeight w_down;     // rows: n_embd, cols: n_ff
   // MoE: router and per-expert weights (w_gate_up/w_down unused).
   PackedWeight w_router;                  // rows: n_expert, cols: n_embd
   std::vector<PackedWeight> exp_gate_up;  // (expert) rows: 2 n_ff_expert, cols: n_embd
@@ -65,9 +74,12 @@ class Model {
   const std::string& path() const { return file_.path(); }
   uint64_t n_params() const { return n_params_; }
   size_t weight_bytes() const { return weight_bytes_; }  // packed bytes a forward streams
-  KVCache make_cache(KVDType kv_dtype = KVDType::F32) const {
-    return KVCache(cfg_.n_layer, cfg_.n_head_kv, cfg_.head_dim, kv_dtype);
-  }
+  // A cache for this model: one linear store per layer, or, when layers slide (gemma3), rings
+  // for the sliding layers that allow rolling back up to max_rollback entries after any batch
+  // (PLD's verify rejects at most its draft length).
+  static constexpr size_t kDefaultMaxRollback = 64;
+  KVCache make_cache(KVDType kv_dtype = KVDType::F32,
+                     size_t max_rollback = kDefaultMaxRollback) const;
 
   // Runs tokens[i] at absolute position positions[i] (any order the cache allows: every position
   // must lie in [0, n_ctx)), appends their K/V to `cache`, and returns the logits of the batch
@@ -91,16 +103,23 @@ class Model {
  private:
   explicit Model(GgufFile f);
   void load_weights();
+  void load_gpt_oss_layer(const std::string& prefix, LayerWeights& L);
   void ffn_dense(const LayerWeights& L, const float* xn, size_t T, float* out,
                  ForwardProfile* prof) const;
+  void ffn_geglu(const LayerWeights& L, const float* xn, size_t T, float* out,
+                 ForwardProfile* prof) const;
+  void ffn_moe_oai(const LayerWeights& L, const float* xn, size_t T, float* out,
+                   ForwardProfile* prof) const;
   void ffn_moe(const LayerWeights& L, const float* xn, size_t T, float* out,
                ForwardProfile* prof) const;
 
   GgufFile file_;
   ModelConfig cfg_;
   std::vector<LayerWeights> layers_;
-  std::vector<float> output_norm_;  // [n_embd]
-  PackedWeight output_;             // rows: n_vocab, cols: n_embd
+  std::vector<RopeParams> layer_rope_;  // per layer: the RoPE its kind uses (base, dimensions)
+  float embd_scale_ = 1.f;              // gemma: token embeddings are multiplied by sqrt(n_embd)
+  std::vector<float> output_norm_;      // [n_embd]
+  PackedWeight output_;                 // rows: n_vocab, cols: n_embd
   const uint8_t* tok_embd_ = nullptr;
   DType tok_embd_type_ = DType::F32;
   uint64_t n_params_ = 0;

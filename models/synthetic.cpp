@@ -61,6 +61,22 @@ const std::vector<SyntheticFamily>& synthetic_families() {
        "tiny mixture-of-experts target (8 experts, top-2) with a dense draft, for engine tests",
        {{"target", Arch::Llama, 2, 128, 4, 2, 128, 4096, 8, 2},
         {"draft", Arch::Llama, 2, 64, 2, 1, 160, 4096}}},
+      // Gemma 3's layer (Q/K norms, post-attention and post-FFN norms, GELU FFN, scaled and tied
+      // embeddings) with a 32-token window, so sliding layers matter within a 1K-token prompt; the
+      // full layers' RoPE base is Gemma 3's 1e6, the sliding ones keep 10000.
+      {"tiny-gemma3",
+       "tiny gemma3 pair (sliding window 32: target layers 0, 1, 3 slide, draft layer 0), for "
+       "engine tests and the llama.cpp logit comparison",
+       {{"target", Arch::Gemma3, 4, 128, 4, 2, 352, 4096, 0, 0, 1e6f, std::nullopt, 32, 3},
+        {"draft", Arch::Gemma3, 2, 64, 2, 1, 160, 4096, 0, 0, 1e6f, std::nullopt, 32, 2}}},
+      // GPT-OSS's layer (Q/K/V/O biases, attention sinks, alternating 32-token sliding and full
+      // layers, YaRN RoPE x4 over a 1024-token original context, MXFP4 experts with biases,
+      // router bias, clamped SwiGLU) as llama.cpp's openai-moe loads it.
+      {"tiny-gpt-oss",
+       "tiny gpt-oss pair (sinks, sliding window 32 on even layers, YaRN, 4 MXFP4 experts top-2), "
+       "for engine tests and the llama.cpp logit comparison",
+       {{"target", Arch::GptOss, 4, 128, 4, 2, 128, 4096, 4, 2, 150000.f, std::nullopt, 32, 2},
+        {"draft", Arch::GptOss, 2, 64, 2, 1, 64, 4096, 4, 2, 150000.f, std::nullopt, 32, 2}}},
   };
   return families;
 }
@@ -73,6 +89,12 @@ const SyntheticFamily& find_synthetic_family(const std::string& name) {
   }
   throw std::invalid_argument("unknown model family '" + name + "' (known: " + known + ")");
 }
+
+namespace {
+// tiny-gpt-oss's YaRN (gpt-oss-20b's is x32 over 4096 positions).
+constexpr float kGptOssYarnFactor = 4.f;
+constexpr int kGptOssYarnOrigCtx = 1024;
+}  // namespace
 
 ModelConfig synthetic_member_config(const SyntheticMemberSpec& m) {
   // Mirrors set_synthetic_metadata below; tests check both against ModelConfig::from_gguf.
@@ -99,6 +121,35 @@ ModelConfig synthetic_member_config(const SyntheticMemberSpec& m) {
   c.n_expert_used = m.n_expert > 0 ? m.n_expert_used : 0;
   c.n_ff_expert = m.n_expert > 0 ? m.n_ff : 0;
   c.attn_scale = m.attn_scale.value_or(0.f);
+  if (m.arch == Arch::GptOss) {
+    c.qkv_bias = true;
+    c.attn_sinks = true;
+    c.head_dim_swa = c.head_dim;
+    c.n_rot_swa = c.head_dim;
+    c.n_swa = m.n_swa;
+    c.swa_layers.assign(size_t(m.n_layer), 0);
+    for (int il = 0; il < m.n_layer; ++il)
+      c.swa_layers[size_t(il)] = il % m.swa_period < m.swa_period - 1;
+    c.rope_base_swa = m.rope_base;
+    c.rope.freq_scale = 1.f / kGptOssYarnFactor;
+    c.rope.ext_factor = 1.f;
+    c.rope.beta_fast = 32.f;
+    c.rope.beta_slow = 1.f;
+    c.rope.n_ctx_orig = kGptOssYarnOrigCtx;
+  }
+  if (m.arch == Arch::Gemma3) {
+    c.qk_norm = true;
+    c.attn_scale = float(1.0 / std::sqrt(double(c.head_dim)));  // llama.cpp's, below 62 layers
+    c.head_dim_swa = c.head_dim;
+    c.n_rot_swa = c.head_dim;
+    if (m.n_swa > 0) {
+      c.n_swa = m.n_swa;
+      c.swa_layers.assign(size_t(m.n_layer), 0);
+      for (int il = 0; il < m.n_layer; ++il)
+        c.swa_layers[size_t(il)] = il % m.swa_period < m.swa_period - 1;
+      c.rope_base_swa = 10000.f;
+    }
+  }
   return c;
 }
 
@@ -172,19 +223,25 @@ class TensorSink {
 
   // A matrix of ggml dims [cols, rows] (or [cols, rows, n] for stacked experts) in the member's
   // weight type.
-  void matrix(const std::string& name, std::vector<uint64_t> dims, double stddev) {
+  // `fixed`: this type whatever the scheme (gpt-oss's MXFP4 experts).
+  void matrix(const std::string& name, std::vector<uint64_t> dims, double stddev,
+              std::optional<DType> fixed = std::nullopt) {
     size_t n = 1;
     for (auto d : dims) n *= d;
     const std::vector<float> v = normal_tensor(seed_, member_ + "/" + name, n, stddev);
-    const DType t = matrix_dtype(scheme_.for_matrix(name), dims[0]);
+    const DType t = fixed ? *fixed : matrix_dtype(scheme_.for_matrix(name), dims[0]);
     std::vector<uint8_t> bytes(dtype_row_bytes(t, n));
     quantize_row(t, v.data(), bytes.data(), n);
     w_.add_tensor(name, std::move(dims), t, bytes.data(), bytes.size());
   }
-  void vector(const std::string& name, size_t n, double value_or_nan, double stddev = 0) {
+  // An f32 tensor of n values (1-D unless dims are given): value + N(0, stddev^2).
+  void vector(const std::string& name, size_t n, double value_or_nan, double stddev = 0,
+              std::vector<uint64_t> dims = {}) {
     std::vector<float> v = stddev > 0 ? normal_tensor(seed_, member_ + "/" + name, n, stddev)
                                       : std::vector<float>(n, float(value_or_nan));
-    w_.add_tensor(name, {n}, DType::F32, v.data(), n * 4);
+    for (float& x : v) x += stddev > 0 ? float(value_or_nan) : 0.f;
+    w_.add_tensor(name, dims.empty() ? std::vector<uint64_t>{n} : std::move(dims), DType::F32,
+                  v.data(), n * 4);
   }
 
  private:
@@ -193,6 +250,41 @@ class TensorSink {
   uint64_t seed_;
   WeightScheme scheme_;
 };
+
+// One gpt-oss layer's tensors (llama_model_openai_moe::load_arch_tensors): the experts in MXFP4
+// whatever the member's weight type, as gpt-oss files ship them; biases f32; sinks ~ N(0, 1).
+void write_gpt_oss_layer(TensorSink& t, const SyntheticMemberSpec& m, const std::string& p,
+                         double s, double s_res) {
+  const uint64_t E = uint64_t(m.n_embd), F = uint64_t(m.n_ff), NE = uint64_t(m.n_expert);
+  const uint64_t hd = E / uint64_t(m.n_head), Q = hd * uint64_t(m.n_head),
+                 KV = hd * uint64_t(m.n_head_kv);
+  t.vector(p + "attn_norm.weight", E, 1.0);
+  t.matrix(p + "attn_q.weight", {E, Q}, s);
+  t.matrix(p + "attn_k.weight", {E, KV}, s);
+  t.matrix(p + "attn_v.weight", {E, KV}, s);
+  t.vector(p + "attn_q.bias", Q, 0, s);
+  t.vector(p + "attn_k.bias", KV, 0, s);
+  t.vector(p + "attn_v.bias", KV, 0, s);
+  t.matrix(p + "attn_output.weight", {Q, E}, s_res);
+  t.vector(p + "attn_output.bias", E, 0, s);
+  t.vector(p + "attn_sinks.weight", size_t(m.n_head), 0, 1.0);
+  t.vector(p + "post_attention_norm.weight", E, 1.0);
+  t.matrix(p + "ffn_gate_inp.weight", {E, NE}, s);
+  t.vector(p + "ffn_gate_inp.bias", NE, 0, s);
+  // Expert weights with a larger spread than 0.02 so MXFP4's shared power-of-two scales keep
+  // several significant codes per block.
+  t.matrix(p + "ffn_gate_exps.weight", {E, F, NE}, 0.1, DType::MXFP4);
+  t.matrix(p + "ffn_up_exps.weight", {E, F, NE}, 0.1, DType::MXFP4);
+  t.matrix(p + "ffn_down_exps.weight", {F, E, NE}, 0.1, DType::MXFP4);
+  t.vector(p + "ffn_gate_exps.bias", F * NE, 0, s, {F, NE});
+  t.vector(p + "ffn_up_exps.bias", F * NE, 0, s, {F, NE});
+  t.vector(p + "ffn_down_exps.bias", E * NE, 0, s, {E, NE});
+}
+
+// A norm weight of 1 + N(0, 0.1^2).
+void gemma_norm(TensorSink& t, const std::string& name, uint64_t n) {
+  t.vector(name, size_t(n), 1.0, 0.1);
+}
 
 }  // namespace
 
@@ -219,6 +311,16 @@ void set_synthetic_metadata(GgufWriter& w, const SyntheticMemberSpec& m, const s
   w.set(a + ".rope.freq_base", GgufValue::of_f32(m.rope_base));
   w.set(a + ".rope.dimension_count", GgufValue::of_u32(uint32_t(hd)));
   if (m.attn_scale) w.set(a + ".attention.scale", GgufValue::of_f32(*m.attn_scale));
+  if (m.arch == Arch::GptOss) {
+    w.set(a + ".rope.scaling.type", GgufValue::of_string("yarn"));
+    w.set(a + ".rope.scaling.factor", GgufValue::of_f32(kGptOssYarnFactor));
+    w.set(a + ".rope.scaling.original_context_length",
+          GgufValue::of_u32(uint32_t(kGptOssYarnOrigCtx)));
+  }
+  if (m.n_swa > 0) {
+    w.set(a + ".attention.sliding_window", GgufValue::of_u32(uint32_t(m.n_swa)));
+    w.set(a + ".attention.sliding_window_pattern", GgufValue::of_u32(uint32_t(m.swa_period)));
+  }
   if (m.n_expert > 0) {
     w.set(a + ".expert_count", GgufValue::of_u32(uint32_t(m.n_expert)));
     w.set(a + ".expert_used_count", GgufValue::of_u32(uint32_t(m.n_expert_used)));
@@ -243,6 +345,10 @@ void write_synthetic_model(const SyntheticMemberSpec& m, const std::string& fami
   t.matrix("token_embd.weight", {E, V}, s);
   for (int l = 0; l < m.n_layer; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
+    if (m.arch == Arch::GptOss) {
+      write_gpt_oss_layer(t, m, p, s, s_res);
+      continue;
+    }
     t.vector(p + "attn_norm.weight", E, 1.0);
     t.matrix(p + "attn_q.weight", {E, Q}, s);
     t.matrix(p + "attn_k.weight", {E, KV}, s);
@@ -252,11 +358,14 @@ void write_synthetic_model(const SyntheticMemberSpec& m, const std::string& fami
       t.vector(p + "attn_k.bias", KV, 0, s);
       t.vector(p + "attn_v.bias", KV, 0, s);
     }
-    if (m.arch == Arch::Qwen3) {
+    if (m.arch == Arch::Qwen3 || m.arch == Arch::Gemma3) {
       t.vector(p + "attn_q_norm.weight", hd, 1.0);
       t.vector(p + "attn_k_norm.weight", hd, 1.0);
     }
     t.matrix(p + "attn_output.weight", {Q, E}, s_res);
+    // Gemma's norms on the sublayer outputs, near 1 like a trained model's (the GGUF converter
+    // stores Gemma's 1 + w); random so a misplaced norm changes the logits.
+    if (m.arch == Arch::Gemma3) gemma_norm(t, p + "post_attention_norm.weight", E);
     t.vector(p + "ffn_norm.weight", E, 1.0);
     if (m.n_expert == 0) {
       t.matrix(p + "ffn_gate.weight", {E, F}, s);
@@ -269,9 +378,11 @@ void write_synthetic_model(const SyntheticMemberSpec& m, const std::string& fami
       t.matrix(p + "ffn_up_exps.weight", {E, F, NE}, s);
       t.matrix(p + "ffn_down_exps.weight", {F, E, NE}, s_res);
     }
+    if (m.arch == Arch::Gemma3) gemma_norm(t, p + "post_ffw_norm.weight", E);
   }
   t.vector("output_norm.weight", E, 1.0);
-  t.matrix("output.weight", {E, V}, s);
+  // Gemma ties the output projection to the token embeddings (no output.weight).
+  if (m.arch != Arch::Gemma3) t.matrix("output.weight", {E, V}, s);
   w.write(path);
 }
 

@@ -22,6 +22,9 @@ struct SyntheticMemberSpec {
   // Written as {arch}.attention.scale when set (any value, so tests can also write bad ones);
   // unset leaves the key out and the engine uses 1/sqrt(head_dim) (only tiny-scale1 sets it).
   std::optional<float> attn_scale;
+  // Sliding-window architectures (gemma3): {arch}.attention.sliding_window and its period
+  // ({arch}.attention.sliding_window_pattern: layer il slides iff il % period < period - 1).
+  int n_swa = 0, swa_period = 0;
 };
 
 struct SyntheticFamily {

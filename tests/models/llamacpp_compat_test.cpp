@@ -143,8 +143,26 @@ Hparams check_hparams(const GgufFile& f, Problems& p, const std::string& a) {
   if (h.n_expert > 0 && (used == 0 || used > h.n_expert))
     p.add(a + ".expert_used_count must be in [1, expert_count]");
   if (h.n_expert == 0 && used > 0) p.add(a + ".expert_used_count without expert_count");
+  // gemma3 (llama_model_gemma3::load_arch_hparams): an optional u32 window and period (read with
+  // get_key_or_arr), an optional f32 sliding-layer RoPE base and final soft-cap.
+  if (a == "gemma3") {
+    u32("attention.sliding_window", false);
+    u32("attention.sliding_window_pattern", false);
+    typed(f, p, a + ".rope.freq_base_swa", GgufType::FLOAT32, false);
+    typed(f, p, a + ".final_logit_softcapping", GgufType::FLOAT32, false);
+  }
   // qwen2/qwen3 MoE are other llama.cpp architectures (qwen2moe, qwen3moe), with other tensors.
-  if (h.n_expert > 0 && a != "llama") p.add(a + ": experts are only read for llama");
+  if (h.n_expert > 0 && a != "llama" && a != "gpt-oss")
+    p.add(a + ": experts are only read for llama and gpt-oss");
+  // gpt-oss (llama_model_openai_moe::load_arch_hparams): the expert width and the window are
+  // required, the period and sliding-layer RoPE base optional; the layers are all MoE.
+  if (a == "gpt-oss") {
+    u32("expert_feed_forward_length", true);
+    u32("attention.sliding_window", true);
+    u32("attention.sliding_window_pattern", false);
+    typed(f, p, a + ".rope.freq_base_swa", GgufType::FLOAT32, false);
+    if (h.n_expert == 0) p.add(a + ".expert_count: gpt-oss layers are mixtures of experts");
+  }
   return h;
 }
 
@@ -158,8 +176,33 @@ void expected_tensors(const std::string& a, const Hparams& h, uint64_t n_vocab,
   required["token_embd.weight"] = {E, n_vocab};
   required["output_norm.weight"] = {E};
   optional["output.weight"] = {E, n_vocab};
+  if (a == "gpt-oss") required["output.weight"] = {E, n_vocab};
   for (uint64_t l = 0; l < h.n_layer; ++l) {
     const std::string b = "blk." + std::to_string(l) + ".";
+    if (a == "gpt-oss") {  // llama_model_openai_moe::load_arch_tensors
+      for (auto& [n, d] :
+           std::map<std::string, std::vector<uint64_t>>{{"attn_norm.weight", {E}},
+                                                        {"post_attention_norm.weight", {E}},
+                                                        {"attn_q.weight", {E, Q}},
+                                                        {"attn_k.weight", {E, KV}},
+                                                        {"attn_v.weight", {E, KV}},
+                                                        {"attn_output.weight", {Q, E}},
+                                                        {"attn_output.bias", {E}},
+                                                        {"attn_sinks.weight", {h.n_head}},
+                                                        {"ffn_gate_inp.weight", {E, NE}},
+                                                        {"ffn_gate_inp.bias", {NE}},
+                                                        {"ffn_gate_exps.weight", {E, F, NE}},
+                                                        {"ffn_up_exps.weight", {E, F, NE}},
+                                                        {"ffn_down_exps.weight", {F, E, NE}},
+                                                        {"ffn_gate_exps.bias", {F, NE}},
+                                                        {"ffn_up_exps.bias", {F, NE}},
+                                                        {"ffn_down_exps.bias", {E, NE}}})
+        required[b + n] = d;
+      optional[b + "attn_q.bias"] = {Q};
+      optional[b + "attn_k.bias"] = {KV};
+      optional[b + "attn_v.bias"] = {KV};
+      continue;
+    }
     required[b + "attn_norm.weight"] = {E};
     required[b + "attn_q.weight"] = {E, Q};
     required[b + "attn_k.weight"] = {E, KV};
@@ -169,9 +212,13 @@ void expected_tensors(const std::string& a, const Hparams& h, uint64_t n_vocab,
     optional[b + "attn_v.bias"] = {KV};
     required[b + "attn_output.weight"] = {Q, E};
     required[b + "ffn_norm.weight"] = {E};
-    if (a == "qwen3") {
+    if (a == "qwen3" || a == "gemma3") {
       required[b + "attn_q_norm.weight"] = {hd};
       required[b + "attn_k_norm.weight"] = {hd};
+    }
+    if (a == "gemma3") {  // Gemma's norms on the attention and FFN outputs
+      required[b + "post_attention_norm.weight"] = {E};
+      required[b + "post_ffw_norm.weight"] = {E};
     }
     if (NE == 0) {
       required[b + "ffn_gate.weight"] = {E, F};
@@ -211,8 +258,13 @@ void check_tensors(const GgufFile& f, Problems& p, const std::string& a, const H
 // quantizer falls back the same way; the file type still names the k-quant).
 void check_file_type(const GgufFile& f, Problems& p) {
   std::set<DType> matrix_types, kquant_fallbacks;
+  // gpt-oss files keep their experts in MXFP4 whatever the file type names (as OpenAI ships them
+  // and llama.cpp's converter writes them).
+  const bool gpt_oss = f.get_string_opt("general.architecture").value_or("") == "gpt-oss";
   for (const auto& t : f.tensors())
-    if (t.dims.size() >= 2)
+    if (gpt_oss && t.type == DType::MXFP4 && t.name.find("_exps.weight") != std::string::npos)
+      continue;
+    else if (t.dims.size() >= 2 && t.name.find("_exps.bias") == std::string::npos)
       (t.type == DType::Q8_0 && t.dims[0] % 256 ? kquant_fallbacks : matrix_types).insert(t.type);
   const GgufValue* named = f.find("general.file_type");
   bool kquant_file = false;
@@ -240,7 +292,8 @@ void check_file_type(const GgufFile& f, Problems& p) {
   typed(f, p, "general.alignment", GgufType::UINT32, false);
   typed(f, p, "general.file_type", GgufType::UINT32, false);
   check_tokenizer(f, p);
-  if (arch && arch->s != "llama" && arch->s != "qwen2" && arch->s != "qwen3")
+  if (arch && arch->s != "llama" && arch->s != "qwen2" && arch->s != "qwen3" &&
+      arch->s != "gemma3" && arch->s != "gpt-oss")
     p.add("general.architecture: '" + arch->s + "' is not one of ours");
   else if (arch && out)
     *out = check_hparams(f, p, arch->s);
@@ -283,11 +336,12 @@ TEST(LlamaCppCompat, EverySyntheticFamilyMemberAndDtypeHasTheMetadataLlamaCppReq
       }
 }
 
-// Whole files of every tiny family (llama, qwen2, qwen3 and MoE) in every dtype; the larger
-// families differ from these only in their sizes, which the metadata test above covers.
+// Whole files of every tiny family (llama, qwen2, qwen3, MoE, gemma3, gpt-oss) in every dtype; the
+// larger families differ from these only in their sizes, which the metadata test above covers.
 TEST(LlamaCppCompat, TinyFamilyFilesInEveryDtypeHaveExactlyTheTensorsLlamaCppLoads) {
   test::TempDir dir;
-  for (const char* family : {"tiny", "tiny-qwen2", "tiny-qwen3", "tiny-moe"})
+  for (const char* family :
+       {"tiny", "tiny-qwen2", "tiny-qwen3", "tiny-moe", "tiny-gemma3", "tiny-gpt-oss"})
     for (DType t : kAllDtypes) {
       const std::string out =
           (dir.path() / (std::string(family) + "-" + std::string(dtype_name(t)))).string();

@@ -52,19 +52,19 @@ TEST_P(ForwardVsReference, LogitsMatchNaiveDoubleForward) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, ForwardVsReference,
-                         ::testing::Values(FamilyCase{"tiny", "f32"},
-                                           FamilyCase{"tiny-qwen2", "f32"},
-                                           FamilyCase{"tiny-qwen3", "f32"},
-                                           FamilyCase{"tiny-moe", "f32"}, FamilyCase{"tiny", "f16"},
-                                           FamilyCase{"tiny", "bf16"}, FamilyCase{"tiny", "q8_0"},
-                                           FamilyCase{"tiny", "q4_0"}),
-                         [](const auto& info) {
-                           std::string n = std::string(info.param.family) + "_" + info.param.dtype;
-                           for (auto& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Families, ForwardVsReference,
+    ::testing::Values(FamilyCase{"tiny", "f32"}, FamilyCase{"tiny-qwen2", "f32"},
+                      FamilyCase{"tiny-qwen3", "f32"}, FamilyCase{"tiny-moe", "f32"},
+                      FamilyCase{"tiny-gemma3", "f32"}, FamilyCase{"tiny-gpt-oss", "f32"},
+                      FamilyCase{"tiny", "f16"}, FamilyCase{"tiny", "bf16"},
+                      FamilyCase{"tiny", "q8_0"}, FamilyCase{"tiny", "q4_0"}),
+    [](const auto& info) {
+      std::string n = std::string(info.param.family) + "_" + info.param.dtype;
+      for (auto& ch : n)
+        if (ch == '-') ch = '_';
+      return n;
+    });
 
 // {arch}.attention.scale (Gemma's 1.0 instead of 1/sqrt(head_dim)): the same weights (same seed
 // and member) written with and without the key each match the naive forward at their own scale,
@@ -107,7 +107,7 @@ class BatchInvariance : public ::testing::TestWithParam<const char*> {
 
 TEST_P(BatchInvariance, EveryPositionBitIdenticalAcrossChunkSizes) {
   const auto whole = all_logits(*model_, toks_, toks_.size());
-  for (size_t chunk : {1, 7, 64}) {
+  for (size_t chunk : {1, 13, 64}) {
     SCOPED_TRACE("chunk " + std::to_string(chunk));
     EXPECT_TRUE(test::bit_equal(all_logits(*model_, toks_, chunk), whole));
   }
@@ -135,7 +135,9 @@ TEST_P(BatchInvariance, OneAndTwoThreadsBitIdentical) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, BatchInvariance,
-                         ::testing::Values("tiny", "tiny-qwen3", "tiny-moe"), [](const auto& info) {
+                         ::testing::Values("tiny", "tiny-qwen3", "tiny-moe", "tiny-gemma3",
+                                           "tiny-gpt-oss"),
+                         [](const auto& info) {
                            std::string n = info.param;
                            for (auto& ch : n)
                              if (ch == '-') ch = '_';
@@ -209,7 +211,13 @@ TEST_P(SparsePrefillVsReference, KeptTokensAtOriginalPositionsThenNextTokenMatch
   toks.push_back(next);
   pos.push_back(next_pos);
   const std::vector<double> want = test::reference_forward(path, toks, pos);
-  EXPECT_TRUE(test::near_all(got, want, 1e-4, 1e-4)) << GetParam();
+  // gemma3: 1e-3. Its GELU follows ggml's fp16 table (kernels/elementwise.h geglu_tanh), so an
+  // activation within f32 rounding of an fp16 rounding boundary lands one fp16 ulp (2^-11
+  // relative) apart from the double reference's; the post-attention/post-FFN norms rescale each
+  // sublayer's output to O(1), so those jumps reach the logits at ~1e-4 over this prompt's gaps
+  // (measured: passes 1e-3, fails 1e-4). A window or position error moves logits by > 1e-2.
+  const double tol = std::string(GetParam()) == "tiny-gemma3" ? 1e-3 : 1e-4;
+  EXPECT_TRUE(test::near_all(got, want, tol, tol)) << GetParam();
 
   std::vector<int32_t> compact(pos.size());
   std::iota(compact.begin(), compact.end(), 0);
@@ -222,7 +230,8 @@ TEST_P(SparsePrefillVsReference, KeptTokensAtOriginalPositionsThenNextTokenMatch
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, SparsePrefillVsReference,
-                         ::testing::Values("tiny", "tiny-qwen2", "tiny-qwen3", "tiny-moe"),
+                         ::testing::Values("tiny", "tiny-qwen2", "tiny-qwen3", "tiny-moe",
+                                           "tiny-gemma3", "tiny-gpt-oss"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (auto& ch : n)

@@ -6,6 +6,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "kernels/elementwise.h"
+#include "kernels/fp16.h"
 #include "kernels/kquant.h"
 #include "kernels/quant.h"
 #include "models/gguf.h"
@@ -78,11 +80,11 @@ std::vector<double> rmsnorm(const std::vector<double>& x, const Mat& w, double e
   return y;
 }
 
-void rope_head(double* v, const ModelConfig& c, int pos) {
+// base and scale: the layer kind's (gemma3's sliding layers: their own base, scale 1).
+void rope_head(double* v, const ModelConfig& c, int pos, double base, double scale) {
   const int nr = c.rope.n_rot;
   for (int i = 0; i < nr / 2; ++i) {
-    const double theta =
-        pos * double(c.rope.freq_scale) * std::pow(double(c.rope.freq_base), -2.0 * i / nr);
+    const double theta = pos * scale * std::pow(base, -2.0 * i / nr);
     const int a = c.arch == Arch::Llama ? 2 * i : i;
     const int b = c.arch == Arch::Llama ? 2 * i + 1 : i + nr / 2;
     const double x0 = v[a], x1 = v[b];
@@ -100,6 +102,58 @@ std::vector<double> swiglu_ffn(const Mat& g, const Mat& u, const Mat& d,
   std::vector<double> a = matvec(g, x), b = matvec(u, x);
   for (size_t i = 0; i < a.size(); ++i) a[i] = silu(a[i]) * b[i];
   return matvec(d, a);
+}
+
+// Gemma's gated GELU as ggml's CPU backend evaluates it (kernels/elementwise.h geglu_tanh): the
+// tanh GELU in double at the fp16-rounded input, its result rounded to fp16, 0 / identity beyond
+// +-10. The fp16 roundings are the reference arithmetic the engine reproduces, not an error.
+double gelu_fp16(double x) {
+  if (x <= -10.0) return 0.0;
+  if (x >= 10.0) return x;
+  const double h = fp16_to_f32(f32_to_fp16(float(x)));
+  const double g =
+      0.5 * h * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * h * (1.0 + 0.044715 * h * h)));
+  return fp16_to_f32(f32_to_fp16(float(g)));
+}
+
+std::vector<double> geglu_ffn(const Mat& g, const Mat& u, const Mat& d,
+                              const std::vector<double>& x) {
+  std::vector<double> a = matvec(g, x), b = matvec(u, x);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = gelu_fp16(a[i]) * b[i];
+  return matvec(d, a);
+}
+
+// gpt-oss's MoE (llama.cpp's build_moe_ffn for openai-moe): router logits plus bias, the top-k
+// logits (ties to the lower index), softmax over those k, and per chosen expert the clamped
+// SwiGLU (alpha 1.702, limit 7) of gate/up with biases, then down with its bias.
+std::vector<double> moe_oai(const GgufFile& f, const std::string& p, const ModelConfig& c,
+                            const std::vector<double>& x) {
+  auto r = matvec(load(f, p + "ffn_gate_inp.weight"), x);
+  const Mat rb = load(f, p + "ffn_gate_inp.bias");
+  for (size_t e = 0; e < r.size(); ++e) r[e] += rb[e];
+  std::vector<size_t> idx(r.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return r[a] > r[b]; });
+  const size_t K = size_t(c.n_expert_used), F = size_t(c.n_ff_expert), E = x.size();
+  double mx = r[idx[0]], sum = 0;
+  std::vector<double> w(K);
+  for (size_t i = 0; i < K; ++i) sum += (w[i] = std::exp(r[idx[i]] - mx));
+  const Mat gb = load(f, p + "ffn_gate_exps.bias"), ub = load(f, p + "ffn_up_exps.bias"),
+            db = load(f, p + "ffn_down_exps.bias");
+  std::vector<double> y(E, 0.0);
+  for (size_t i = 0; i < K; ++i) {
+    const size_t e = idx[i];
+    auto g = matvec(load(f, p + "ffn_gate_exps.weight", e), x);
+    auto u = matvec(load(f, p + "ffn_up_exps.weight", e), x);
+    for (size_t j = 0; j < F; ++j) {
+      const double gj = std::min(g[j] + gb[e * F + j], 7.0);
+      const double uj = std::clamp(u[j] + ub[e * F + j], -7.0, 7.0);
+      g[j] = gj / (1.0 + std::exp(-1.702 * gj)) * (uj + 1.0);
+    }
+    const auto d = matvec(load(f, p + "ffn_down_exps.weight", e), g);
+    for (size_t j = 0; j < E; ++j) y[j] += w[i] / sum * (d[j] + db[e * E + j]);
+  }
+  return y;
 }
 
 }  // namespace
@@ -124,14 +178,28 @@ std::vector<double> reference_forward(const std::string& path, const std::vector
   const Mat emb = load(f, "token_embd.weight");
   const size_t V = emb.size() / E;
   std::vector<std::vector<double>> x(T);
-  for (size_t t = 0; t < T; ++t)
+  const bool gemma = c.arch == Arch::Gemma3, gptoss = c.arch == Arch::GptOss;
+  for (size_t t = 0; t < T; ++t) {
     x[t].assign(emb.begin() + long(tokens[t] * E), emb.begin() + long((tokens[t] + 1) * E));
+    if (gemma)  // Gemma scales its embeddings by sqrt(n_embd)
+      for (double& e : x[t]) e *= std::sqrt(double(E));
+  }
 
   for (int l = 0; l < c.n_layer; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
+    // gpt-oss names its FFN input norm post_attention_norm.
     const Mat an = load(f, p + "attn_norm.weight"), wq = load(f, p + "attn_q.weight"),
               wk = load(f, p + "attn_k.weight"), wv = load(f, p + "attn_v.weight"),
-              wo = load(f, p + "attn_output.weight"), fn = load(f, p + "ffn_norm.weight");
+              wo = load(f, p + "attn_output.weight"),
+              fn = load(f, p + (gptoss ? "post_attention_norm.weight" : "ffn_norm.weight"));
+    Mat sinks, wo_b;
+    if (gptoss) sinks = load(f, p + "attn_sinks.weight"), wo_b = load(f, p + "attn_output.bias");
+    // The layer's kind: a sliding layer sees keys within its window and ropes with its own base
+    // (and, for gemma3, frequency scale 1).
+    const bool sliding = c.n_swa > 0 && c.swa_layers.at(size_t(l)) != 0;
+    const int window = sliding ? c.n_swa : 0;
+    const double base = sliding ? double(c.rope_base_swa) : double(c.rope.freq_base);
+    const double fscale = sliding && gemma ? 1.0 : double(c.rope.freq_scale);
     std::vector<std::vector<double>> q(T), k(T), v(T);
     for (size_t t = 0; t < T; ++t) {
       const auto xn = rmsnorm(x[t], an, c.rms_eps);
@@ -149,36 +217,56 @@ std::vector<double> reference_forward(const std::string& path, const std::vector
         for (size_t h = 0; h < H; ++h) q[t] = rmsnorm(q[t], qn, c.rms_eps, h * hd, hd);
         for (size_t h = 0; h < HKV; ++h) k[t] = rmsnorm(k[t], kn, c.rms_eps, h * hd, hd);
       }
-      for (size_t h = 0; h < H; ++h) rope_head(&q[t][h * hd], c, positions[t]);
-      for (size_t h = 0; h < HKV; ++h) rope_head(&k[t][h * hd], c, positions[t]);
+      if (gptoss) {  // YaRN: the kernels' double-precision RoPE reference
+        RopeParams r = c.rope;
+        r.freq_base = float(base);
+        rope_reference(q[t].data(), 1, q[t].size(), int(H), &positions[t], r);
+        rope_reference(k[t].data(), 1, k[t].size(), int(HKV), &positions[t], r);
+        continue;
+      }
+      for (size_t h = 0; h < H; ++h) rope_head(&q[t][h * hd], c, positions[t], base, fscale);
+      for (size_t h = 0; h < HKV; ++h) rope_head(&k[t][h * hd], c, positions[t], base, fscale);
     }
     for (size_t t = 0; t < T; ++t) {
       std::vector<double> att(H * hd, 0.0);
       for (size_t h = 0; h < H; ++h) {
         const size_t g = h / (H / HKV);
-        // Visible keys: every token at a position <= this one's (by position, not index).
+        // Visible keys: every token at a position <= this one's (by position, not index), and
+        // on a sliding layer fewer than `window` positions back.
         std::vector<size_t> seen;
         for (size_t j = 0; j < T; ++j)
-          if (positions[j] <= positions[t]) seen.push_back(j);
+          if (positions[j] <= positions[t] && (window == 0 || positions[t] - positions[j] < window))
+            seen.push_back(j);
         std::vector<double> s(seen.size());
         for (size_t i = 0; i < seen.size(); ++i) {
           double dot = 0;
           for (size_t d = 0; d < hd; ++d) dot += q[t][h * hd + d] * k[seen[i]][g * hd + d];
           s[i] = dot * scale;
         }
-        const double mx = *std::max_element(s.begin(), s.end());
-        double sum = 0;
+        // A sink joins the denominator as a logit with a zero value (unscaled).
+        const double sink = gptoss ? sinks[h] : -INFINITY;
+        const double mx = std::max(*std::max_element(s.begin(), s.end()), sink);
+        double sum = gptoss ? std::exp(sink - mx) : 0.0;
         for (auto& e : s) sum += (e = std::exp(e - mx));
         for (size_t i = 0; i < seen.size(); ++i)
           for (size_t d = 0; d < hd; ++d) att[h * hd + d] += s[i] / sum * v[seen[i]][g * hd + d];
       }
-      const auto o = matvec(wo, att);
+      auto o = matvec(wo, att);
+      if (gptoss)
+        for (size_t i = 0; i < E; ++i) o[i] += wo_b[i];
+      if (gemma) o = rmsnorm(o, load(f, p + "post_attention_norm.weight"), c.rms_eps);
       for (size_t i = 0; i < E; ++i) x[t][i] += o[i];
     }
     for (size_t t = 0; t < T; ++t) {
       const auto xn = rmsnorm(x[t], fn, c.rms_eps);
       std::vector<double> y(E, 0.0);
-      if (c.n_expert == 0) {
+      if (gptoss) {
+        y = moe_oai(f, p, c, xn);
+      } else if (gemma) {
+        y = geglu_ffn(load(f, p + "ffn_gate.weight"), load(f, p + "ffn_up.weight"),
+                      load(f, p + "ffn_down.weight"), xn);
+        y = rmsnorm(y, load(f, p + "post_ffw_norm.weight"), c.rms_eps);
+      } else if (c.n_expert == 0) {
         y = swiglu_ffn(load(f, p + "ffn_gate.weight"), load(f, p + "ffn_up.weight"),
                        load(f, p + "ffn_down.weight"), xn);
       } else {
@@ -207,7 +295,9 @@ std::vector<double> reference_forward(const std::string& path, const std::vector
   const Mat out = f.find_tensor("output.weight") ? load(f, "output.weight") : emb;
   std::vector<double> logits;
   for (size_t t = 0; t < T; ++t) {
-    const auto lg = matvec(out, rmsnorm(x[t], on, c.rms_eps));
+    auto lg = matvec(out, rmsnorm(x[t], on, c.rms_eps));
+    if (c.final_softcap > 0.f)
+      for (double& e : lg) e = std::tanh(e / c.final_softcap) * c.final_softcap;
     logits.insert(logits.end(), lg.begin(), lg.end());
   }
   (void)V;
