@@ -344,28 +344,31 @@ void Model::embed(int32_t token, float* out) const {
   dequantize_row(tok_embd_type_, tok_embd_ + size_t(token) * rb, out, size_t(cfg_.n_embd));
 }
 
-void Model::ffn_dense(const LayerWeights& L, const float* xn, size_t T, float* out,
-                      ForwardProfile* prof) const {
-  const size_t F = size_t(cfg_.n_ff), E = size_t(cfg_.n_embd);
+namespace {
+
+// A gated FFN: down(act(gate(x)) * up(x)), gate and up from one GEMM, act row by row.
+using GateAct = void (*)(const float* gate, const float* up, float* out, size_t n);
+void gated_ffn(const LayerWeights& L, const float* xn, size_t T, size_t E, size_t F, GateAct act,
+               float* out, ForwardProfile* prof) {
   std::vector<float> gu(T * 2 * F);  // [T][gate F | up F]
   timed_gemm(prof, xn, T, E, L.w_gate_up, gu.data(), 2 * F);
   parallel_ranges(T, double(T) * double(F) * kSwigluWorkPerElement, [&](size_t t0, size_t t1, int) {
-    for (size_t t = t0; t < t1; ++t) swiglu(&gu[t * 2 * F], &gu[t * 2 * F + F], &gu[t * 2 * F], F);
+    for (size_t t = t0; t < t1; ++t) act(&gu[t * 2 * F], &gu[t * 2 * F + F], &gu[t * 2 * F], F);
   });
   timed_gemm(prof, gu.data(), T, 2 * F, L.w_down, out, E);
+}
+
+}  // namespace
+
+void Model::ffn_dense(const LayerWeights& L, const float* xn, size_t T, float* out,
+                      ForwardProfile* prof) const {
+  gated_ffn(L, xn, T, size_t(cfg_.n_embd), size_t(cfg_.n_ff), swiglu, out, prof);
 }
 
 // Gemma's FFN: down(gelu_tanh(gate(x)) * up(x)) with ggml's GELU arithmetic (geglu_tanh).
 void Model::ffn_geglu(const LayerWeights& L, const float* xn, size_t T, float* out,
                       ForwardProfile* prof) const {
-  const size_t F = size_t(cfg_.n_ff), E = size_t(cfg_.n_embd);
-  std::vector<float> gu(T * 2 * F);  // [T][gate F | up F]
-  timed_gemm(prof, xn, T, E, L.w_gate_up, gu.data(), 2 * F);
-  parallel_ranges(T, double(T) * double(F) * kSwigluWorkPerElement, [&](size_t t0, size_t t1, int) {
-    for (size_t t = t0; t < t1; ++t)
-      geglu_tanh(&gu[t * 2 * F], &gu[t * 2 * F + F], &gu[t * 2 * F], F);
-  });
-  timed_gemm(prof, gu.data(), T, 2 * F, L.w_down, out, E);
+  gated_ffn(L, xn, T, size_t(cfg_.n_embd), size_t(cfg_.n_ff), geglu_tanh, out, prof);
 }
 
 void Model::ffn_moe_oai(const LayerWeights& L, const float* xn, size_t T, float* out,
