@@ -5,8 +5,8 @@
 // arithmetic sequence for edge tiles.
 //
 // Why hand-written intrinsics: speed, and a reduction order fixed by the code. k-quant weights take
-// their own integer-dot path (gemm_kquant_part; per-output arithmetic in kquant_panel.h), again
-// the same for every M. Every other output Y[m][n] lives in one register lane and is computed as
+// their own integer-dot path (gemm_intdot_part; per-output arithmetic in kquant_panel.h), and so
+// do MXFP4 weights (mxfp4_panel.h), again the same for every M. Every other output Y[m][n] lives in one register lane and is computed as
 //   acc = 0;  for k = 0..K-1: acc = fma(x[m][k], w[n][k], acc);  Y = acc (+ bias[n], one add)
 // with w[n][k] the exact float value dequantize_row() gives. K-blocking stores the partial sum to
 // Y and reloads it (exact), so blocking does not change the sequence. Lanes never interact, so
@@ -26,6 +26,7 @@
 #include "kernels/kquant.h"
 #include "kernels/kquant_panel.h"
 #include "kernels/mxfp4.h"
+#include "kernels/mxfp4_panel.h"
 #include "kernels/quant.h"
 #include "kernels/simd.h"
 #include "kernels/threading.h"
@@ -65,8 +66,7 @@ static_assert(kKC % kQK_K == 0 && kNR % 16 == 0);  // k-quant super-blocks never
 //   Q4_0       per panel, per 32-block of K: uint16_t d[kNR] (fp16), uint8_t q[16][kNR] where
 //              byte (j, n) holds column n's element j in the low nibble and j+16 in the high one
 //              (ggml's split-halves order, transposed)
-//   MXFP4      per panel, per 32-block of K: uint8_t e[kNR] (E8M0), uint8_t q[16][kNR] nibbles in
-//              Q4_0's order; the same 17 bytes per 32 elements as ggml's blocks
+//   MXFP4      per panel, per 32-block of K: see mxfp4_panel.h (17 bytes per 32 elements, as ggml)
 //   Q4_K, Q5_K, Q6_K  per panel, per 256-super-block of K: see kquant_panel.h
 struct PackedWeight::Storage {
   void* data = nullptr;  // 64-byte aligned
@@ -91,7 +91,7 @@ size_t panel_bytes_for(DType t, size_t K) {
     case DType::Q4_0:
       return K / 32 * kNR * (2 + 16);
     case DType::MXFP4:
-      return K / 32 * kNR * (1 + 16);
+      return K / 32 * mx::block_bytes<kNR>();
     case DType::Q4_K:
     case DType::Q5_K:
     case DType::Q6_K:
@@ -108,21 +108,11 @@ size_t panel_bytes_for(DType t, size_t K) {
 // the same for every WT and every R. c points at Y[row0][col0]; `ncols` columns are valid. When
 // `accum` the partial sums of earlier K-blocks are reloaded from c; bias (or null) is added last.
 // ---------------------------------------------------------------------------------------------
-// Q4_0 and MXFP4 panels share one shape: per 32-block of K a per-column scale header (kHead
-// bytes each), then 16 rows of nibble pairs; they differ only in how both convert to floats.
-template <DType T>
-struct NibbleBlock;
-template <>
-struct NibbleBlock<DType::Q4_0> {
+// Q4_0 panels: per 32-block of K a per-column fp16 scale, then 16 rows of nibble pairs.
+struct NibbleBlock {
   static constexpr size_t kHead = 2;  // fp16 d
   static vf scale(const uint8_t* p) { return simd::from_f16(reinterpret_cast<const uint16_t*>(p)); }
   static void codes(const uint8_t* q, vf& lo, vf& hi) { simd::from_u4(q, lo, hi); }
-};
-template <>
-struct NibbleBlock<DType::MXFP4> {
-  static constexpr size_t kHead = 1;  // E8M0 e
-  static vf scale(const uint8_t* p) { return simd::from_e8m0_half(p); }
-  static void codes(const uint8_t* q, vf& lo, vf& hi) { simd::from_fp4(q, lo, hi); }
 };
 
 struct Tile {
@@ -185,9 +175,9 @@ void ukernel(size_t kc, const float* __restrict a, const uint8_t* __restrict pan
         fma_row<R>(acc, a + (kb * 32 + k) * kMR, bv);
       }
     }
-  } else if constexpr (WT == DType::Q4_0 || WT == DType::MXFP4) {
+  } else if constexpr (WT == DType::Q4_0) {
     // K rows 0..15 are the low nibbles, 16..31 the high ones (kept in K order)
-    using NB = NibbleBlock<WT>;
+    using NB = NibbleBlock;
     for (size_t kb = 0; kb < kc / 32; ++kb) {
       const uint8_t* p = pan + (k0 / 32 + kb) * kNR * (NB::kHead + 16);
       const uint8_t* q = p + kNR * NB::kHead;
@@ -239,9 +229,7 @@ const std::array<UKernel, kMR>& kernels_for(DType t) {
       return kKernels<DType::Q8_0>;
     case DType::Q4_0:
       return kKernels<DType::Q4_0>;
-    case DType::MXFP4:
-      return kKernels<DType::MXFP4>;
-    default:  // F32, and the dequantized scratch; k-quants take gemm_kquant_part
+    default:  // F32, and the dequantized scratch; k-quants and MXFP4 take gemm_intdot_part
       return kKernels<DType::F32>;
   }
 }
@@ -251,9 +239,8 @@ const std::array<UKernel, kMR>& kernels_for(DType t) {
 // exact floats dequantize_row() produces (int8/int4 code converted exactly, one multiply by the
 // fp16 scale converted exactly; F16C and the bf16 shift are exact conversions).
 // ---------------------------------------------------------------------------------------------
-template <DType T>
 void dequant_nibble_slice(const uint8_t* pan, size_t k0, size_t kc, float* __restrict out) {
-  using NB = NibbleBlock<T>;
+  using NB = NibbleBlock;
   constexpr size_t blk = kNR * (NB::kHead + 16);
   for (size_t kb = 0; kb < kc / 32; ++kb) {
     const uint8_t* p = pan + (k0 / 32 + kb) * blk;
@@ -303,15 +290,13 @@ void dequant_slice(DType t, const uint8_t* pan, size_t k0, size_t kc, float* __r
       return;
     }
     case DType::Q4_0:
-      dequant_nibble_slice<DType::Q4_0>(pan, k0, kc, out);
+      dequant_nibble_slice(pan, k0, kc, out);
       return;
     case DType::MXFP4:
-      dequant_nibble_slice<DType::MXFP4>(pan, k0, kc, out);
-      return;
     case DType::Q4_K:
     case DType::Q5_K:
     case DType::Q6_K:
-      ACCEL_FAIL("type %d: k-quants never use the f32 scratch (gemm_kquant_part)", int(t));
+      ACCEL_FAIL("type %d: integer-dot types never use the f32 scratch (gemm_intdot_part)", int(t));
   }
 }
 
@@ -453,9 +438,7 @@ PackedWeight PackedWeight::pack(DType t, const std::vector<RowSource>& parts, si
         for (size_t kb = 0; kb < cols / 32; ++kb) {
           BlockMXFP4 b;
           std::memcpy(&b, row + kb * sizeof(BlockMXFP4), sizeof b);
-          uint8_t* o = pan + kb * kNR * 17;
-          o[c] = b.e;
-          for (int k = 0; k < 16; ++k) o[kNR + k * kNR + c] = b.qs[k];
+          mx::pack_block<kNR>(b, pan + kb * mx::block_bytes<kNR>(), c);
         }
         break;
       case DType::Q4_K:
@@ -516,28 +499,29 @@ GemmSplit split_gemm(size_t M, size_t panels, int threads) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// k-quants: integer dot products on q8_K activations (kquant_panel.h's dot_tile), for every M.
+// Integer dot products on quantized activations, for every M: k-quants on q8_K activations
+// (kquant_panel.h's dot_tile), MXFP4 on q8_0 (mxfp4_panel.h's dot_tile).
 // ---------------------------------------------------------------------------------------------
 constexpr int kKR = simd::W == 16 ? 4 : 2;  // rows per tile: 5 vectors per row stay in registers
 
-// Every row of X quantized once per call (row by row, so a row's codes never depend on M).
+// Every row of X quantized once per call (row by row, so a row's codes never depend on M): q8_K
+// for the k-quants (a scale per 256, code sums per 16), q8_0 for MXFP4 (scale and sum per 32).
 struct ActBuffer {
   std::vector<int8_t> q;
   std::vector<float> d;
-  std::vector<int32_t> sums16;
-  kq::ActRow row(size_t m, size_t K) const {
-    return {q.data() + m * K, d.data() + m * (K / kQK_K), sums16.data() + m * (K / 16)};
+  std::vector<int32_t> sums;
+  kq::ActRow krow(size_t m, size_t K) const {
+    return {q.data() + m * K, d.data() + m * (K / kQK_K), sums.data() + m * (K / 16)};
+  }
+  mx::ActRow mrow(size_t m, size_t K) const {
+    const size_t nb = K / kQK_MXFP4;
+    return {q.data() + m * K, d.data() + m * nb, sums.data() + m * nb};
   }
 };
 
-// R rows x NJ column vectors (from vector j0) of one panel; ncols valid columns from the first.
-template <DType T, int R, int NJ>
-void kquant_tile(const uint8_t* pan, size_t n_sb, int j0, const ActBuffer& acts, size_t row0,
-                 size_t K, float* y, size_t ldy, int ncols, const float* bias) {
-  kq::ActRow x[R];
-  for (int r = 0; r < R; ++r) x[r] = acts.row(row0 + size_t(r), K);
-  vf acc[NJ][R];
-  kq::dot_tile<kNR, T, R, NJ>(pan, n_sb, j0, x, acc);
+// acc[jj][r] (+ bias) into Y: NJ vectors of W columns from y, R rows, ncols valid columns.
+template <int R, int NJ>
+void store_tile(vf (&acc)[NJ][R], float* y, size_t ldy, int ncols, const float* bias) {
   for (int jj = 0; jj < NJ; ++jj) {
     const int n = std::clamp(ncols - jj * kW, 0, kW);
     if (n == 0) break;
@@ -557,41 +541,77 @@ void kquant_tile(const uint8_t* pan, size_t n_sb, int j0, const ActBuffer& acts,
   }
 }
 
+// R rows x NJ column vectors (from vector j0) of one panel; ncols valid columns from the first.
+template <DType T, int R, int NJ>
+void intdot_tile(const uint8_t* pan, size_t n_blocks, int j0, const ActBuffer& acts, size_t row0,
+                 size_t K, float* y, size_t ldy, int ncols, const float* bias) {
+  vf acc[NJ][R];
+  if constexpr (T == DType::MXFP4) {
+    mx::ActRow x[R];
+    for (int r = 0; r < R; ++r) x[r] = acts.mrow(row0 + size_t(r), K);
+    mx::dot_tile<kNR, R, NJ>(pan, n_blocks, j0, x, acc);
+  } else {
+    kq::ActRow x[R];
+    for (int r = 0; r < R; ++r) x[r] = acts.krow(row0 + size_t(r), K);
+    kq::dot_tile<kNR, T, R, NJ>(pan, n_blocks, j0, x, acc);
+  }
+  store_tile<R, NJ>(acc, y, ldy, ncols, bias);
+}
+
 using KTile = void (*)(const uint8_t*, size_t, int, const ActBuffer&, size_t, size_t, float*,
                        size_t, int, const float*);
 
 template <DType T, int... Rs>
 constexpr std::array<KTile, kKR> make_ktable(std::integer_sequence<int, Rs...>) {
-  return {&kquant_tile<T, Rs + 1, 1>...};
+  return {&intdot_tile<T, Rs + 1, 1>...};
 }
 template <DType T>
 constexpr auto kKTiles = make_ktable<T>(std::make_integer_sequence<int, kKR>{});
 
-const std::array<KTile, kKR>& ktiles_for(DType t) {
-  return t == DType::Q4_K   ? kKTiles<DType::Q4_K>
-         : t == DType::Q5_K ? kKTiles<DType::Q5_K>
-                            : kKTiles<DType::Q6_K>;
+// A type's integer-dot kernels: row tiles of 1..kKR rows x one vector, and one row x a whole panel
+// (decode's streaming order); blocks of K per dot product.
+struct IntDot {
+  const std::array<KTile, kKR>* tiles;
+  KTile row_panel;
+  size_t block;
+};
+
+template <DType T>
+constexpr IntDot kIntDot = {&kKTiles<T>, &intdot_tile<T, 1, kNV>,
+                            T == DType::MXFP4 ? kQK_MXFP4 : kQK_K};
+
+bool is_intdot(DType t) {
+  return kq::is_kquant(t) || t == DType::MXFP4;
 }
 
-// One row against a whole panel (every vector per super-block): decode's streaming order.
-KTile kquant_row_panel(DType t) {
-  return t == DType::Q4_K   ? &kquant_tile<DType::Q4_K, 1, kNV>
-         : t == DType::Q5_K ? &kquant_tile<DType::Q5_K, 1, kNV>
-                            : &kquant_tile<DType::Q6_K, 1, kNV>;
+const IntDot& intdot_for(DType t) {
+  switch (t) {
+    case DType::Q4_K:
+      return kIntDot<DType::Q4_K>;
+    case DType::Q5_K:
+      return kIntDot<DType::Q5_K>;
+    case DType::Q6_K:
+      return kIntDot<DType::Q6_K>;
+    case DType::MXFP4:
+      return kIntDot<DType::MXFP4>;
+    default:
+      ACCEL_FAIL("type %d has no integer-dot kernels", int(t));
+  }
 }
 
 // Rows [m0, m1) x panels [p0, p1): per panel, per column vector, every row tile over the whole K
-// (the vector's weights, ~2.4 KB per super-block-column-vector, stay in L1/L2 across row tiles).
-void gemm_kquant_part(const ActBuffer& acts, size_t m0, size_t m1, const PackedWeight& W, size_t p0,
+// (the vector's weights stay in L1/L2 across row tiles); one row streams the panel once.
+void gemm_intdot_part(const ActBuffer& acts, size_t m0, size_t m1, const PackedWeight& W, size_t p0,
                       size_t p1, float* Y, size_t ldy, const float* bias) {
-  const size_t N = W.rows(), K = W.cols(), n_sb = K / kQK_K;
-  const auto& tiles = ktiles_for(W.type());
+  const size_t N = W.rows(), K = W.cols();
+  const IntDot& kd = intdot_for(W.type());
+  const size_t n_blocks = K / kd.block;
   for (size_t p = p0; p < p1; ++p) {
     const uint8_t* pan = W.storage()->panel(p);
-    if (m1 - m0 == 1) {  // decode: stream the panel once, all vectors per super-block
+    if (m1 - m0 == 1) {  // decode: stream the panel once, all vectors per block
       const size_t n0 = p * kNR;
-      kquant_row_panel(W.type())(pan, n_sb, 0, acts, m0, K, Y + m0 * ldy + n0, ldy,
-                                 int(std::min<size_t>(kNR, N - n0)), bias ? bias + n0 : nullptr);
+      kd.row_panel(pan, n_blocks, 0, acts, m0, K, Y + m0 * ldy + n0, ldy,
+                   int(std::min<size_t>(kNR, N - n0)), bias ? bias + n0 : nullptr);
       continue;
     }
     for (int j = 0; j < kNV; ++j) {
@@ -600,20 +620,26 @@ void gemm_kquant_part(const ActBuffer& acts, size_t m0, size_t m1, const PackedW
       const int ncols = int(std::min<size_t>(kW, N - n0));
       for (size_t i = m0; i < m1; i += kKR) {
         const int rows = int(std::min<size_t>(kKR, m1 - i));
-        tiles[size_t(rows) - 1](pan, n_sb, j, acts, i, K, Y + i * ldy + n0, ldy, ncols,
-                                bias ? bias + n0 : nullptr);
+        (*kd.tiles)[size_t(rows) - 1](pan, n_blocks, j, acts, i, K, Y + i * ldy + n0, ldy, ncols,
+                                      bias ? bias + n0 : nullptr);
       }
     }
   }
 }
 
-void quantize_rows(const float* X, size_t M, size_t ldx, size_t K, ActBuffer& a) {
+void quantize_rows(DType t, const float* X, size_t M, size_t ldx, size_t K, ActBuffer& a) {
+  const bool mxfp4 = t == DType::MXFP4;
+  const size_t n_d = mxfp4 ? K / kQK_MXFP4 : K / kQK_K, n_sums = mxfp4 ? K / kQK_MXFP4 : K / 16;
   a.q.resize(M * K);
-  a.d.resize(M * (K / kQK_K));
-  a.sums16.resize(M * (K / 16));
+  a.d.resize(M * n_d);
+  a.sums.resize(M * n_sums);
   const auto one = [&](size_t m, int) {
-    quantize_activations_q8_K(X + m * ldx, K, a.q.data() + m * K, a.d.data() + m * (K / kQK_K),
-                              a.sums16.data() + m * (K / 16));
+    if (mxfp4)
+      quantize_activations_q8_0(X + m * ldx, K, a.q.data() + m * K, a.d.data() + m * n_d,
+                                a.sums.data() + m * n_sums);
+    else
+      quantize_activations_q8_K(X + m * ldx, K, a.q.data() + m * K, a.d.data() + m * n_d,
+                                a.sums.data() + m * n_sums);
   };
   if (M <= 2 * kMR) {
     for (size_t m = 0; m < M; ++m) one(m, 0);
@@ -631,14 +657,14 @@ void run_gemm_items(const float* X, size_t M, size_t ldx, const PackedWeight& W,
   // itself would name each worker's own (empty) instance.
   static thread_local ActBuffer caller_acts;
   ActBuffer& acts = caller_acts;
-  const bool kquant = kq::is_kquant(W.type());
-  if (kquant) quantize_rows(X, M, ldx, W.cols(), acts);
+  const bool intdot = is_intdot(W.type());
+  if (intdot) quantize_rows(W.type(), X, M, ldx, W.cols(), acts);
   parallel_for(s.items(), flops, [&](size_t item, int) {
     const size_t g = item / s.n_row_blocks, r = item % s.n_row_blocks;
     const size_t p0 = g * s.panels_per_item, p1 = std::min(panels, p0 + s.panels_per_item);
     const size_t m0 = r * s.rows_per_item, m1 = std::min(M, m0 + s.rows_per_item);
-    if (kquant)
-      gemm_kquant_part(acts, m0, m1, W, p0, p1, Y, ldy, bias);
+    if (intdot)
+      gemm_intdot_part(acts, m0, m1, W, p0, p1, Y, ldy, bias);
     else
       gemm_part(X, ldx, m0, m1, W, p0, p1, Y, ldy, bias);
   });

@@ -1,7 +1,11 @@
 // MXFP4 row conversions (see mxfp4.h), written from ggml-quants.c's reference formulas.
 #include "kernels/mxfp4.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+
+#include "kernels/fp16.h"
 
 namespace accel {
 
@@ -51,6 +55,33 @@ void quantize_row_mxfp4(const float* x, BlockMXFP4* y, size_t n) {
     const float d = e8m0_to_f32_half(y[b].e);
     for (int j = 0; j < 16; ++j)
       y[b].qs[j] = uint8_t(nearest_code(v[j], d) | nearest_code(v[j + 16], d) << 4);
+  }
+}
+
+void quantize_activations_q8_0(const float* x, size_t n, int8_t* q, float* d, int32_t* sums32) {
+  for (size_t b = 0; b < n / kQK_MXFP4; ++b) {
+    const float* xb = x + b * kQK_MXFP4;
+    int8_t* qb = q + b * kQK_MXFP4;
+    float amax = 0;
+    bool finite = true;
+    for (size_t i = 0; i < kQK_MXFP4; ++i) {
+      finite &= std::isfinite(xb[i]);
+      amax = std::max(amax, std::fabs(xb[i]));
+    }
+    int32_t sum = 0;
+    if (!finite || amax == 0) {
+      std::memset(qb, 0, kQK_MXFP4);
+      d[b] = finite ? 0.f : NAN;
+    } else {
+      // ggml: d = amax / 127 stored as fp16; the codes use id = 127 / amax, not 1 / d.
+      d[b] = fp16_to_f32(f32_to_fp16(amax / 127.f));
+      const float id = 127.f / amax;
+      for (size_t i = 0; i < kQK_MXFP4; ++i) {
+        qb[i] = int8_t(std::nearbyint(xb[i] * id));  // |x * id| <= 127 (up to rounding of id)
+        sum += qb[i];
+      }
+    }
+    sums32[b] = sum;
   }
 }
 

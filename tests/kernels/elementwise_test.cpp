@@ -293,4 +293,36 @@ TEST(Elementwise, SwigluOaiClampsAndMatchesTheFormula) {
   EXPECT_NEAR(o3 / o1, 8.0 / -6.0, 1e-6);  // the glu factor is shared; (u + 1) = 8 vs -6
 }
 
+// ggml's GELU table (geglu_tanh): outside (-10, 10) exact cut-offs; inside, the double formula at
+// the gate rounded to fp16 and the result rounded to fp16, so against the double GELU of the
+// unrounded gate the error is at most |gelu'| |x| 2^-11 (gelu' <= 1.13) for the input rounding plus
+// |g| 2^-11 for the output's, plus float's few ulps (2^-21 |g|, and 1e-30 for zeros). And one
+// entry read from libggml-cpu 3f545bec's table, the one a plain (unfused) 1 + A h h got wrong.
+TEST(Elementwise, GegluTanhIsGgmlsFp16Table) {
+  auto gelu = [](double x) {
+    return 0.5 * x * (1 + std::tanh(0.7978845608028654 * x * (1 + 0.044715 * x * x)));
+  };
+  std::vector<float> g = accel::test::random_normal(2000, 41, 4.f), up(g.size(), 1.f);
+  g[0] = -10.f;
+  g[1] = 10.f;
+  g[2] = -12.f;
+  g[3] = 11.5f;
+  std::vector<float> out(g.size());
+  accel::geglu_tanh(g.data(), up.data(), out.data(), g.size());
+  EXPECT_EQ(out[0], 0.f);
+  EXPECT_EQ(out[1], 10.f);
+  EXPECT_EQ(out[2], 0.f);
+  EXPECT_EQ(out[3], 11.5f);
+  for (size_t i = 4; i < g.size(); ++i) {
+    const double want = gelu(g[i]);
+    const double tol = 1.13 * std::fabs(g[i]) * std::ldexp(1.0, -11) +
+                       std::fabs(want) * (std::ldexp(1.0, -11) + std::ldexp(1.0, -21)) + 1e-30;
+    ASSERT_LE(std::fabs(out[i] - want), tol) << "gate " << g[i];
+  }
+  const float x = -0x1.ffcp+0f, two = 2.f;
+  float o;
+  accel::geglu_tanh(&x, &two, &o, 1);
+  EXPECT_EQ(o, 2 * -0x1.74cp-5f);
+}
+
 }  // namespace

@@ -36,6 +36,10 @@ bool is_quant(DType t) {
 bool is_kquant(DType t) {
   return dtype_block_elems(t) == 256;
 }
+// Weights the GEMM multiplies by quantized activations (integer dot products).
+bool is_intdot(DType t) {
+  return is_kquant(t) || t == DType::MXFP4;
+}
 
 // Raw ggml-layout weight (N rows of K) of type t from N(0, 1) values.
 std::vector<uint8_t> make_weight(DType t, size_t N, size_t K, uint64_t seed) {
@@ -107,6 +111,7 @@ std::string describe(DType t, const Case& c, bool bias) {
 // sum bounded by S = the sum of the terms' magnitudes (+ |bias|), so
 // |Y - exact| <= (2 K/256 + 3) u S; the double "exact" adds ~2^-53 S (covered by + 2). The exact
 // value is the same sum in double over the same integer dot products (test::kquant_dot_reference).
+// MXFP4 (q8_0 activations, mxfp4_panel.h) has one such term per 32-block: K/32 fmas.
 ::testing::AssertionResult kquant_within_bound(DType t, const std::vector<uint8_t>& raw,
                                                const std::vector<float>& y, size_t ldy,
                                                const std::vector<float>& x, size_t ldx,
@@ -117,7 +122,8 @@ std::string describe(DType t, const Case& c, bool bias) {
     for (size_t n = 0; n < c.N; ++n) {
       const test::KDotReference r = test::kquant_dot_reference(
           t, raw.data() + n * row_bytes, x.data() + m * ldx, c.K, bias ? bias + n : nullptr);
-      const double bound = double(2 * c.K / 256 + 5) * u * r.magnitude;
+      const size_t terms = t == DType::MXFP4 ? c.K / 32 : 2 * c.K / 256;
+      const double bound = double(terms + 5) * u * r.magnitude;
       const double err = std::fabs(double(y[m * ldy + n]) - r.exact);
       if (!(err <= bound))
         return ::testing::AssertionFailure()
@@ -140,7 +146,7 @@ void check_case(DType t, const Case& c, bool with_bias, uint64_t seed) {
   const float sentinel = 12345.f;
   std::vector<float> y(c.M * ldy, sentinel);
   gemm(x.data(), c.M, ldx, pw, y.data(), ldy, b);
-  if (is_kquant(t)) {
+  if (is_intdot(t)) {
     EXPECT_TRUE(kquant_within_bound(t, raw, y, ldy, x, ldx, c, b));
   } else {
     std::vector<double> ref(c.M * c.N);
@@ -240,11 +246,11 @@ TEST_P(GemmBatchInvariance, RowsMatchAcrossBatchSizesPositionsAndThreads) {
 INSTANTIATE_TEST_SUITE_P(AllTypes, GemmBatchInvariance, ::testing::ValuesIn(kAllTypes),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
-// A non-f32 weight other than the k-quants must give exactly the f32 GEMM on its dequantized
-// matrix: those kernels only change how weights are stored, never the arithmetic. (k-quants
-// compute on quantized activations: KQuantActivationErrorStaysWithinTheCodeRoundingBound.)
+// A non-f32 weight other than the k-quants and MXFP4 must give exactly the f32 GEMM on its
+// dequantized matrix: those kernels only change how weights are stored, never the arithmetic.
+// (k-quants and MXFP4 compute on quantized activations: *ActivationErrorStaysWithin* below.)
 TEST(Gemm, NonF32EqualsF32OnDequantizedBitForBit) {
-  for (DType t : {DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::MXFP4})
+  for (DType t : {DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0})
     for (const Case& c : {Case{1, 33, 64u}, Case{13, 257, 1056u}, Case{256, 64, 768}}) {
       SCOPED_TRACE(describe(t, c, true));
       const std::vector<uint8_t> raw = make_weight(t, c.N, c.K, 11);
@@ -331,6 +337,42 @@ TEST(Gemm, KQuantActivationErrorStaysWithinTheCodeRoundingBound) {
     // The bound is a worst case; typical errors are ~sqrt(K) smaller than it.
     EXPECT_LT(max_code_error_hits, M * N / 4);
   }
+}
+
+// The same for MXFP4 on q8_0 activations (ggml's x86 quantize_row_q8_0): each code errs by at most
+// half a step of 1 / id = amax / 127, and the block scale d = fp16(amax / 127) used for the sum
+// differs from that step by at most 2^-11 relatively, so a code c stands for x with
+// |d c - x| <= amax/127 (1/2 + 127 * 2^-11) (1 + 2^-20) = d' per element; the bound is
+// sum_k |w_k| d'_b plus the float bound of both paths.
+TEST(Gemm, Mxfp4ActivationErrorStaysWithinTheCodeRoundingBound) {
+  const size_t M = 3, N = 40, K = 768;
+  const std::vector<uint8_t> raw = make_weight(DType::MXFP4, N, K, 23);
+  const std::vector<float> w = dequantized(DType::MXFP4, raw, N, K);
+  const std::vector<float> x = random_normal(M * K, 24);
+  const PackedWeight pw = PackedWeight::pack(DType::MXFP4, raw.data(), N, K);
+  const std::vector<float> y = run(x.data(), M, K, pw, nullptr);
+  size_t max_code_error_hits = 0;
+  for (size_t m = 0; m < M; ++m) {
+    std::vector<double> step(K / 32);
+    for (size_t b = 0; b < K / 32; ++b) {
+      double amax = 0;
+      for (size_t k = 0; k < 32; ++k) amax = std::max(amax, std::fabs(double(x[m * K + b * 32 + k])));
+      step[b] = amax / 127 * (0.5 + 127 * std::ldexp(1.0, -11)) * (1 + std::ldexp(1.0, -20));
+    }
+    for (size_t n = 0; n < N; ++n) {
+      double ref = 0, code_bound = 0, mag = 0;
+      for (size_t k = 0; k < K; ++k) {
+        ref += double(w[n * K + k]) * x[m * K + k];
+        code_bound += std::fabs(w[n * K + k]) * step[k / 32];
+        mag += std::fabs(double(w[n * K + k]) * x[m * K + k]);
+      }
+      const double float_bound = double(K + 8) * std::ldexp(1.0, -24) * mag;
+      const double err = std::fabs(y[m * N + n] - ref);
+      ASSERT_LE(err, code_bound + float_bound) << "(" << m << ", " << n << ")";
+      max_code_error_hits += err > 0.5 * code_bound;
+    }
+  }
+  EXPECT_LT(max_code_error_hits, M * N / 4);  // a worst case; typical errors are far below it
 }
 
 // Every half value through the kernel's F16C path: with K = 1, X = 1 and no bias,

@@ -1,7 +1,8 @@
 // Tests of kernels/mxfp4.h and the GEMM's MXFP4 path: dequantization against a double-precision
 // model written from the OCP MX format definition (every code at every exponent), hand-worked
-// blocks, ggml's reference quantizer on hand-worked ties, and the GEMM's in-register conversion
-// against the f32 GEMM on the dequantized matrix for every exponent and code.
+// blocks, ggml's reference quantizer on hand-worked ties, the q8_0 activation quantizer on
+// hand-worked blocks, and the GEMM's integer path against the f32 GEMM on the dequantized matrix
+// for every code and exponent where both are exact.
 #include "kernels/mxfp4.h"
 
 #include <gtest/gtest.h>
@@ -155,12 +156,14 @@ TEST(Mxfp4, RequantizingDequantizedBlocksIsExact) {
     ASSERT_EQ(std::memcmp(&blocks[i], &back[i], sizeof(BlockMXFP4)), 0) << i;
 }
 
-// The GEMM converts codes and scales in registers (simd::from_fp4, from_e8m0_half) in the direct
-// path (few rows) and into scratch (many rows): both must give exactly the f32 GEMM on the
-// dequantized matrix, for every exponent (one weight row each) and every code, with and without
-// the non-finite rows of e >= 254 (compared bit for bit, NaN included).
-TEST(Mxfp4, GemmConvertsEveryCodeAndExponentExactly) {
-  constexpr size_t N = 256, K = 64;
+// The GEMM multiplies MXFP4 by q8_0 activations in integers. With integer activations and a 127
+// in every 32-block, d = fp16(127 / 127) = 1 and the codes are the activations themselves, so each
+// block's term is 2^(e-128) times an exact integer, and both this path and the f32 GEMM on the
+// dequantized matrix (whose partial sums are multiples of 2^(e-128) below 2^(e-128+17)) are exact:
+// they must agree bit for bit for every code and every exponent up to 238 (above, partial sums
+// of 2^(e-128) * 2^17 overflow), with one row (decode) and forty.
+TEST(Mxfp4, GemmIsExactForEveryCodeAndExponent) {
+  constexpr size_t N = 239, K = 64;
   std::vector<BlockMXFP4> raw(N * K / 32);
   for (size_t n = 0; n < N; ++n)
     for (size_t kb = 0; kb < K / 32; ++kb) {
@@ -174,12 +177,47 @@ TEST(Mxfp4, GemmConvertsEveryCodeAndExponentExactly) {
   const PackedWeight pq = PackedWeight::pack(DType::MXFP4, raw.data(), N, K);
   const PackedWeight pf = PackedWeight::pack(DType::F32, w.data(), N, K);
   for (size_t M : {1, 40}) {
-    const std::vector<float> x = test::random_normal(M * K, 3);
+    std::vector<float> x(M * K);
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = i % 32 == 5 ? (i % 64 < 32 ? 127.f : -127.f) : float(int(i * 37 % 255) - 127);
     std::vector<float> yq(M * N), yf(M * N);
     gemm(x.data(), M, K, pq, yq.data(), N);
     gemm(x.data(), M, K, pf, yf.data(), N);
     EXPECT_TRUE(test::bit_equal(yq, yf)) << "M=" << M;
   }
+}
+
+// ggml's x86 quantize_row_q8_0 on hand-worked blocks: amax 127 gives id = 1 and d = 1, so the
+// codes are x rounded to nearest even (63.5 -> 64, 2.5 -> 2, -0.5 -> 0, 1.5 -> 2); amax 254 gives
+// d = 2 and id = 0.5 (x = 3 -> 1.5 -> 2, x = 5 -> 2.5 -> 2); amax 0 gives d = 0 and zero codes;
+// a NaN or infinity gives d = NaN and zero codes.
+TEST(Mxfp4, ActivationQuantizerMatchesGgmlOnHandWorkedBlocks) {
+  std::vector<float> x(4 * 32, 0.f);
+  const float a[] = {127.f, 63.5f, 2.5f, -0.5f, 1.5f, -126.6f};
+  std::copy(std::begin(a), std::end(a), x.begin());
+  x[32] = -254.f;
+  x[33] = 3.f;
+  x[34] = 5.f;
+  x[96] = std::numeric_limits<float>::infinity();
+  x[97] = 1.f;
+  std::vector<int8_t> q(x.size());
+  std::vector<float> d(4);
+  std::vector<int32_t> sums(4);
+  quantize_activations_q8_0(x.data(), x.size(), q.data(), d.data(), sums.data());
+  const int8_t want0[] = {127, 64, 2, 0, 2, -127};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(q[size_t(i)], want0[i]) << i;
+  EXPECT_EQ(d[0], 1.f);
+  EXPECT_EQ(sums[0], 127 + 64 + 2 + 0 + 2 - 127);
+  EXPECT_EQ(q[32], -127);
+  EXPECT_EQ(q[33], 2);
+  EXPECT_EQ(q[34], 2);
+  EXPECT_EQ(d[1], 2.f);
+  EXPECT_EQ(sums[1], -127 + 2 + 2);
+  EXPECT_EQ(d[2], 0.f);
+  EXPECT_EQ(sums[2], 0);
+  EXPECT_TRUE(std::isnan(d[3]));
+  EXPECT_EQ(q[97], 0);
+  EXPECT_EQ(sums[3], 0);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "kernels/fp16.h"
 #include "kernels/kquant.h"
+#include "kernels/mxfp4.h"
 
 namespace accel::test {
 
@@ -34,6 +35,30 @@ int q45_code(DType t, const uint8_t* blk, int e) {
   return nib | ((blk[16 + l] >> s) & 1) << 4;
 }
 
+// MXFP4 against q8_0 activations, per 32-block: A = sum of value * code (doubled E2M1 values,
+// read from the block bytes: e, then qs[16] with element j low and j + 16 high), one fma.
+KDotReference mxfp4_dot_reference(const uint8_t* w, const float* x, size_t K) {
+  std::vector<int8_t> q(K);
+  std::vector<float> dx(K / 32);
+  std::vector<int32_t> s32(K / 32);
+  quantize_activations_q8_0(x, K, q.data(), dx.data(), s32.data());
+  KDotReference r{0.f, 0.0, 0.0};
+  for (size_t b = 0; b < K / 32; ++b) {
+    const uint8_t* blk = w + b * 17;
+    const int8_t* xq = q.data() + b * 32;
+    int64_t A = 0;
+    for (int j = 0; j < 16; ++j) {
+      A += int64_t(kMxfp4Values[blk[1 + j] & 0xF]) * xq[j];
+      A += int64_t(kMxfp4Values[blk[1 + j] >> 4]) * xq[j + 16];
+    }
+    const float e = e8m0_to_f32_half(blk[0]);
+    r.model = std::fma(dx[b] * e, float(int32_t(A)), r.model);
+    r.exact += double(dx[b]) * double(e) * double(A);
+    r.magnitude += std::fabs(double(dx[b]) * double(e) * double(A));
+  }
+  return r;
+}
+
 }  // namespace
 
 void ggml_scale_min(int j, const uint8_t* q, int& sc, int& m) {
@@ -48,6 +73,15 @@ void ggml_scale_min(int j, const uint8_t* q, int& sc, int& m) {
 
 KDotReference kquant_dot_reference(DType t, const uint8_t* w, const float* x, size_t K,
                                    const float* bias) {
+  if (t == DType::MXFP4) {
+    KDotReference r = mxfp4_dot_reference(w, x, K);
+    if (bias) {
+      r.model = r.model + *bias;
+      r.exact += *bias;
+      r.magnitude += std::fabs(*bias);
+    }
+    return r;
+  }
   std::vector<int8_t> q(K);
   std::vector<float> dx(K / 256);
   std::vector<int32_t> s16(K / 16);

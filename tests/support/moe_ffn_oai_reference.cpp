@@ -14,6 +14,10 @@
 //   down d_i:          |dd_i| <= sum_j |W_ij| |da_j| + (n_ff + 2) u (sum_j |W_ij a_j| + |b_i|)
 //   out o_i = sum_s w_s d_si:  sum_s (w_s |dd_si| + |dw_s| |d_si|) + (k + 1) u sum_s |w_s d_si|
 // doubled to cover the second-order terms and the double reference's own rounding.
+// MXFP4 experts multiply q8_0 codes of their input (kernels/mxfp4_panel.h, as llama.cpp does), so
+// gate / up / down each add C_r = sum_k |W_rk| step_b(k), step_b = amax_b / 127 (1/2 + 127 2^-11)
+// (1 + 2^-20), the most a code can stand off its input (gemm_test's Mxfp4ActivationError bound);
+// the reference itself multiplies the unrounded inputs.
 #include "tests/support/moe_ffn_oai_reference.h"
 
 #include <algorithm>
@@ -48,6 +52,22 @@ void matvec(const std::vector<float>& W, const double* x, const float* b, size_t
     y[r] = acc;
     S[r] = mag;
   }
+}
+
+// C_r above for `rows` rows of W times x (zero unless the weights are MXFP4).
+std::vector<double> code_error(DType t, const std::vector<float>& W, const double* x, size_t rows,
+                               size_t cols) {
+  std::vector<double> c(rows, 0);
+  if (t != DType::MXFP4) return c;
+  std::vector<double> step(cols / 32);
+  for (size_t b = 0; b < cols / 32; ++b) {
+    double amax = 0;
+    for (size_t k = 0; k < 32; ++k) amax = std::max(amax, std::fabs(x[b * 32 + k]));
+    step[b] = amax / 127 * (0.5 + 127 * std::ldexp(1.0, -11)) * (1 + std::ldexp(1.0, -20));
+  }
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t k = 0; k < cols; ++k) c[r] += std::fabs(double(W[r * cols + k])) * step[k / 32];
+  return c;
 }
 
 }  // namespace
@@ -90,24 +110,27 @@ MoeOaiReference moe_ffn_oai_reference(const MoeOaiSource& s, const float* x) {
   for (size_t i = 0; i < K; ++i) {
     const size_t e = size_t(r.chosen[i]);
     std::vector<double> g, Sg, up, Su, a(F), da(F), d, Sd;
-    matvec(dequant_rows(s.expert_type, s.gate, e * F, F, E), xd.data(), s.gate_bias + e * F, F, E,
-           g, Sg);
-    matvec(dequant_rows(s.expert_type, s.up, e * F, F, E), xd.data(), s.up_bias + e * F, F, E, up,
-           Su);
+    const std::vector<float> Wg = dequant_rows(s.expert_type, s.gate, e * F, F, E);
+    const std::vector<float> Wu = dequant_rows(s.expert_type, s.up, e * F, F, E);
+    matvec(Wg, xd.data(), s.gate_bias + e * F, F, E, g, Sg);
+    matvec(Wu, xd.data(), s.up_bias + e * F, F, E, up, Su);
+    const std::vector<double> Cg = code_error(s.expert_type, Wg, xd.data(), F, E);
+    const std::vector<double> Cu = code_error(s.expert_type, Wu, xd.data(), F, E);
     for (size_t j = 0; j < F; ++j) {
       const double gc = std::min(g[j], limit), uc = std::clamp(up[j], -limit, limit);
       const double glu = gc / (1 + std::exp(-alpha * gc));
       a[j] = glu * (uc + 1);
-      da[j] = 1.1 * (std::fabs(uc) + 1) * double(E + 2) * u * Sg[j] +
-              std::fabs(glu) * double(E + 2) * u * Su[j] +
+      da[j] = 1.1 * (std::fabs(uc) + 1) * (double(E + 2) * u * Sg[j] + Cg[j]) +
+              std::fabs(glu) * (double(E + 2) * u * Su[j] + Cu[j]) +
               (8 + std::fabs(alpha * gc)) * u * std::fabs(a[j]);
     }
     const std::vector<float> Wd = dequant_rows(s.expert_type, s.down, e * E, E, F);
     matvec(Wd, a.data(), s.down_bias + e * E, E, F, d, Sd);
+    const std::vector<double> Cd = code_error(s.expert_type, Wd, a.data(), E, F);
     for (size_t o = 0; o < E; ++o) {
       double prop = 0;
       for (size_t j = 0; j < F; ++j) prop += std::fabs(double(Wd[o * F + j])) * da[j];
-      const double dd = prop + double(F + 2) * u * Sd[o];
+      const double dd = prop + double(F + 2) * u * Sd[o] + Cd[o];
       r.out[o] += w[i] * d[o];
       r.bound[o] += w[i] * dd + dw[i] * std::fabs(d[o]);
       mag[o] += std::fabs(w[i] * d[o]);

@@ -9,6 +9,7 @@
 #include "kernels/elementwise.h"
 #include "kernels/fp16.h"
 #include "kernels/kquant.h"
+#include "kernels/mxfp4.h"
 #include "kernels/quant.h"
 #include "models/gguf.h"
 #include "models/model_config.h"
@@ -18,7 +19,8 @@ namespace accel::test {
 namespace {
 
 // Row-major [rows][cols], with the file's type: the engine computes k-quant products on q8_K
-// activations (kernels/kquant_panel.h), so matvec rounds x the same way for those.
+// activations (kernels/kquant_panel.h) and MXFP4 products on q8_0 (kernels/mxfp4_panel.h), as
+// llama.cpp does, so matvec rounds x the same way for those.
 struct Mat : std::vector<double> {
   DType type = DType::F32;
 };
@@ -37,6 +39,19 @@ std::vector<double> q8_K_rounded(const std::vector<double>& x) {
   quantize_activations_q8_K(xf.data(), n, q.data(), d.data(), sums.data());
   std::vector<double> out(n);
   for (size_t i = 0; i < n; ++i) out[i] = double(d[i / 256]) * q[i];
+  return out;
+}
+
+// x as the engine's MXFP4 GEMM sees it: rounded to float, then to q8_0 codes times their scale.
+std::vector<double> q8_0_rounded(const std::vector<double>& x) {
+  const size_t n = x.size();
+  std::vector<float> xf(x.begin(), x.end());
+  std::vector<int8_t> q(n);
+  std::vector<float> d(n / 32);
+  std::vector<int32_t> sums(n / 32);
+  quantize_activations_q8_0(xf.data(), n, q.data(), d.data(), sums.data());
+  std::vector<double> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = double(d[i / 32]) * q[i];
   return out;
 }
 
@@ -61,7 +76,9 @@ Mat load(const GgufFile& f, const std::string& name, size_t slice = 0) {
 
 // y[rows] = W[rows][cols] x[cols]
 std::vector<double> matvec(const Mat& W, const std::vector<double>& x_in) {
-  const std::vector<double> x = is_kquant(W.type) ? q8_K_rounded(x_in) : x_in;
+  const std::vector<double> x = is_kquant(W.type)            ? q8_K_rounded(x_in)
+                                : W.type == DType::MXFP4 ? q8_0_rounded(x_in)
+                                                         : x_in;
   const size_t cols = x.size(), rows = W.size() / cols;
   std::vector<double> y(rows, 0.0);
   for (size_t r = 0; r < rows; ++r)
