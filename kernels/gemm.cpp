@@ -6,7 +6,8 @@
 //
 // Why hand-written intrinsics: speed, and a reduction order fixed by the code. k-quant weights take
 // their own integer-dot path (gemm_intdot_part; per-output arithmetic in kquant_panel.h), and so
-// do MXFP4 weights (mxfp4_panel.h), again the same for every M. Every other output Y[m][n] lives in one register lane and is computed as
+// do MXFP4 weights (mxfp4_panel.h), again the same for every M. Every other output Y[m][n] lives in
+// one register lane and is computed as
 //   acc = 0;  for k = 0..K-1: acc = fma(x[m][k], w[n][k], acc);  Y = acc (+ bias[n], one add)
 // with w[n][k] the exact float value dequantize_row() gives. K-blocking stores the partial sum to
 // Y and reloads it (exact), so blocking does not change the sequence. Lanes never interact, so

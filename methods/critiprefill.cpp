@@ -64,6 +64,11 @@ Config config_from_params(const nlohmann::json& p) {
 }
 
 void count_pairs(const Config& c, int n_layer, int n_heads, size_t n, double* dense, double* kept) {
+  count_pairs(c, std::vector<int>(size_t(n_layer), 0), n_heads, n, dense, kept);
+}
+
+void count_pairs(const Config& c, std::span<const int> windows, int n_heads, size_t n,
+                 double* dense, double* kept) {
   const size_t S = size_t(c.segment), B = size_t(c.block);
   double d = 0, k = 0;
   for (size_t start = 0; start < n; start += S) {
@@ -75,9 +80,17 @@ void count_pairs(const Config& c, int n_layer, int n_heads, size_t n, double* de
       const size_t blocks = std::min(size_t(std::max(c.top_k(), 0)), start / B);
       seg_sparse = double(len) * double(blocks * B) + double(len) * double(len + 1) / 2;
     }
-    for (int l = 0; l < n_layer; ++l) {
+    for (size_t l = 0; l < windows.size(); ++l) {
+      if (windows[l] > 0) {  // sum over the segment's queries of min(p + 1, window)
+        double w = 0;
+        for (size_t p = start; p < start + len; ++p)
+          w += double(std::min(p + 1, size_t(windows[l])));
+        d += w;
+        k += w;
+        continue;
+      }
       d += seg_dense;
-      k += c.layer_pruned(l) ? seg_sparse : seg_dense;
+      k += c.layer_pruned(int(l)) ? seg_sparse : seg_dense;
     }
   }
   *dense = d * n_heads;
@@ -126,12 +139,24 @@ std::vector<float> sparse_prefill(const Model& m, std::span<const int32_t> token
   const size_t pool_rows = c.pool_blocks(N) * B;
   const std::vector<int32_t> pos = iota_positions(0, N);
 
+  // Sinks add a term to every softmax, which the block-sparse kernel does not have.
+  if (mc.attn_sinks)
+    throw std::invalid_argument("critiprefill: " + mc.arch_name +
+                                " layers have attention sinks, which the block-sparse attention "
+                                "does not implement (run the baseline for a dense prefill)");
+  // Only full-attention layers are pruned: a sliding layer already attends to its window only.
+  std::vector<int> windows(size_t(mc.n_layer));
+  std::vector<bool> pruned(size_t(mc.n_layer));
+  for (int l = 0; l < mc.n_layer; ++l) {
+    windows[size_t(l)] = layer_attention(mc, l).window;
+    pruned[size_t(l)] = c.layer_pruned(l) && windows[size_t(l)] == 0;
+  }
   PrefillStats st;
-  count_pairs(c, mc.n_layer, mc.n_head, N, &st.pairs_dense, &st.pairs_kept);
+  count_pairs(c, windows, mc.n_head, N, &st.pairs_dense, &st.pairs_kept);
   st.pruned_segments = c.pruned_segments(N);
   std::vector<LayerRows> rows(size_t(mc.n_layer));
   for (int l = 0; l < mc.n_layer; ++l) {
-    if (!c.layer_pruned(l)) continue;
+    if (!pruned[size_t(l)]) continue;
     ++st.pruned_layers;
     LayerRows& lr = rows[size_t(l)];
     if (fmt == KVFormat::F32) {
@@ -152,7 +177,7 @@ std::vector<float> sparse_prefill(const Model& m, std::span<const int32_t> token
   ForwardHooks hooks;
   hooks.profile = obs ? obs->profile : nullptr;
   hooks.attend = [&](int l, const AttendBatch& b) -> bool {
-    if (!c.layer_pruned(l)) return false;
+    if (!pruned[size_t(l)]) return false;
     LayerRows& lr = rows[size_t(l)];
     const size_t T = b.n;
     // The rows exactly as the cache stores them (f16: rounded by the same conversion).

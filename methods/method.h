@@ -41,7 +41,11 @@ struct Engine {
   const Model& model(const std::string& role) const;
   const std::string& file(const std::string& role) const;
   std::string digest(const std::string& role) const;  // "" when unknown
-  KVCache make_target_cache() const { return target->make_cache(kv_dtype); }
+  // max_rollback: the most entries a method trims after one batch (PLD: its draft length), which
+  // the rings of sliding-window layers must keep beyond their window.
+  KVCache make_target_cache(size_t max_rollback = Model::kDefaultMaxRollback) const {
+    return target->make_cache(kv_dtype, max_rollback);
+  }
 };
 
 struct Request {

@@ -268,7 +268,8 @@ Outcome PldMethod::run(const Engine& e, const Request& r, const nlohmann::json& 
   const Model& m = *e.target;
   PhaseTimer timer;
   Outcome out;
-  KVCache cache = e.make_target_cache();  // any storage type: trim() is the cache's business
+  // Any storage type: trim() is the cache's business. A verify rejects at most its k drafts.
+  KVCache cache = e.make_target_cache(size_t(std::max(cfg.k, 1)));
   // Peak entries: prompt + (emitted - 1) + the gamma + 1 of a verify step <= prompt + budget - 1.
   cache.reserve(r.prompt.size() + size_t(r.max_new_tokens));
   std::vector<float> last =

@@ -175,10 +175,15 @@ Outcome SpecPrefillMethod::run(const Engine& e, const Request& r, const nlohmann
     timer.lap("lookahead");
     // Score the suffix keys (cache rows S..S+dn-1) with every captured query; pre-RoPE rows are
     // recovered by rotating copies back (the cache keeps the post-RoPE keys it attends with).
+    // Only full-attention layers score: a sliding layer's ring no longer holds the keys before
+    // its window (the ports' rule: a layer whose cache is shorter than the prompt is skipped).
+    // A ring has no f32 row view, so a sliding layer is skipped even when its window spans the
+    // whole prompt (shorter prompts than any window the seeds' models use).
     const int n_queries = int(cap.pos.size());
     std::vector<std::vector<float>> pre_keys(cfg.pre_rope ? size_t(L) : 0);
     std::vector<LayerQK> layers;
     for (int l = 0; l < L; ++l) {
+      if (dcache.window(l) > 0) continue;
       const float* k = dcache.f32_keys(l) + S * kvd;
       float* q = cap.q[size_t(l)].data();
       if (cfg.pre_rope) {
@@ -191,6 +196,11 @@ Outcome SpecPrefillMethod::run(const Engine& e, const Request& r, const nlohmann
       }
       layers.push_back({q, size_t(qdim), k, kvd});
     }
+    out.stats["scoring_layers"] = layers.size();
+    if (layers.empty())
+      throw std::invalid_argument(
+          "specprefill: the draft (" + e.file("draft") +
+          ") has no full-attention layer to score with: every layer slides");
     DraftShape shape{draft.config().n_head,
                      draft.config().n_head_kv,
                      draft.config().head_dim,

@@ -356,7 +356,8 @@ TEST(Gemm, Mxfp4ActivationErrorStaysWithinTheCodeRoundingBound) {
     std::vector<double> step(K / 32);
     for (size_t b = 0; b < K / 32; ++b) {
       double amax = 0;
-      for (size_t k = 0; k < 32; ++k) amax = std::max(amax, std::fabs(double(x[m * K + b * 32 + k])));
+      for (size_t k = 0; k < 32; ++k)
+        amax = std::max(amax, std::fabs(double(x[m * K + b * 32 + k])));
       step[b] = amax / 127 * (0.5 + 127 * std::ldexp(1.0, -11)) * (1 + std::ldexp(1.0, -20));
     }
     for (size_t n = 0; n < N; ++n) {

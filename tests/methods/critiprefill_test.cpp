@@ -510,3 +510,56 @@ TEST_F(CritiPrefill, RejectsInconsistentParametersAndQuantizedCaches) {
 
 }  // namespace
 }  // namespace accel
+
+namespace accel {
+namespace {
+
+// Sliding-window models: only full-attention layers are pruned (tiny-gemma3's target slides on
+// layers 0, 1 and 3, and layer 0 is skipped anyway, so layer 2 alone is pruned), the sliding
+// layers' pairs are their windows' (min(p + 1, 32) per query), every layer dense reproduces the
+// baseline bit for bit, and attention sinks (gpt-oss) are refused by name.
+TEST(CritiPrefillSliding, PrunesOnlyFullLayersAndRefusesSinks) {
+  test::TempDir dir;
+  const auto g3 = make_synthetic_family("tiny-gemma3", dir.file("g3"), 5, DType::F32);
+  const auto go = make_synthetic_family("tiny-gpt-oss", dir.file("go"), 5, DType::F32);
+  const auto gemma = Model::load(g3[0]), oss = Model::load(go[0]);
+  const CritiPrefillMethod method;
+  const BaselineMethod base;
+  auto run = [](const Method& m, const Model& target, nlohmann::json params) {
+    Engine e;
+    e.target = &target;
+    e.prefill_chunk = 64;
+    Request r;
+    r.prompt = synthetic_prompt(target.config().n_vocab, 256, {257}, 600, 9);
+    r.max_new_tokens = 6;
+    r.keep_logits = 6;
+    return m.run(e, r, resolve_params(m, params));
+  };
+  const nlohmann::json small = {{"segment", 64}, {"block", 8}, {"budget", 64}, {"threshold", 256}};
+  const Outcome o = run(method, *gemma, small);
+  EXPECT_EQ(o.stats["pruned_layers"], 1);
+  double dense = 0, kept = 0;
+  const std::vector<int> windows = {32, 32, 0, 32};
+  cp::count_pairs(cp::config_from_params(resolve_params(method, small)), windows, 4, 600, &dense,
+                  &kept);
+  // Sliding: 32 * 33 / 2 + (600 - 32) * 32 pairs per head; full: 600 * 601 / 2.
+  EXPECT_EQ(dense, 4 * (3 * (528.0 + 568 * 32) + 180300.0));
+  EXPECT_EQ(o.stats["attention_pairs_dense"].get<double>(), dense);
+  EXPECT_EQ(o.stats["attention_pairs_kept"].get<double>(), kept);
+  EXPECT_LT(kept, dense);
+  nlohmann::json all_dense = small;
+  all_dense["layer_skip"] = 4;
+  const Outcome d = run(method, *gemma, all_dense), b = run(base, *gemma, {});
+  EXPECT_EQ(d.tokens, b.tokens);
+  for (size_t i = 0; i < d.logits.size(); ++i)
+    EXPECT_TRUE(test::bit_equal(d.logits[i], b.logits[i])) << "step " << i;
+  try {
+    run(method, *oss, small);
+    ADD_FAILURE() << "gpt-oss (sinks) was not refused";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("attention sinks"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace accel

@@ -76,7 +76,7 @@ Mat load(const GgufFile& f, const std::string& name, size_t slice = 0) {
 
 // y[rows] = W[rows][cols] x[cols]
 std::vector<double> matvec(const Mat& W, const std::vector<double>& x_in) {
-  const std::vector<double> x = is_kquant(W.type)            ? q8_K_rounded(x_in)
+  const std::vector<double> x = is_kquant(W.type)        ? q8_K_rounded(x_in)
                                 : W.type == DType::MXFP4 ? q8_0_rounded(x_in)
                                                          : x_in;
   const size_t cols = x.size(), rows = W.size() / cols;
