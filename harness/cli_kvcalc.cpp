@@ -136,6 +136,9 @@ int run_kvcalc(const KvcalcArgs& a) {
         j.update({{"bytes_per_token_per_layer", r.group_row_bytes},
                   {"bytes_per_token", r.per_token},
                   {"cache_bytes", r.cache},
+                  // What the engine's cache reports as kv_bytes (`generate --json`) after
+                  // `context` tokens: the rows plus one int32 position per entry.
+                  {"engine_kv_bytes", r.cache + 4 * uint64_t(context)},
                   {"cache_gb", double(r.cache) / 1e9},
                   {"cache_gib", double(r.cache) / double(1ull << 30)}});
         if (r.has_budget) {

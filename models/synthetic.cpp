@@ -77,6 +77,20 @@ const std::vector<SyntheticFamily>& synthetic_families() {
        "for engine tests and the llama.cpp logit comparison",
        {{"target", Arch::GptOss, 4, 128, 4, 2, 128, 4096, 4, 2, 150000.f, std::nullopt, 32, 2},
         {"draft", Arch::GptOss, 2, 64, 2, 1, 64, 4096, 4, 2, 150000.f, std::nullopt, 32, 2}}},
+      // Benchmark sizes of the two sliding-window architectures: the small target's attention
+      // (12 x 768, 12 heads, 4 KV heads) with 128-token windows, so at 4K-32K tokens most layers'
+      // caches and attention are bounded by the window. gpt-oss: 8 MXFP4 experts of FFN 1024,
+      // top-2 (small-moe's active width); gemma3: small's FFN 2048, 5 of every 6 layers sliding.
+      {"small-gpt-oss",
+       "for benchmarks: a gpt-oss target (12 x 768, 12 heads, 4 KV heads, 8 MXFP4 experts of FFN "
+       "1024 top-2, sinks, 128-token window on even layers, 32K context) with a 4 x 256 draft",
+       {{"target", Arch::GptOss, 12, 768, 12, 4, 1024, 32768, 8, 2, 150000.f, std::nullopt, 128, 2},
+        {"draft", Arch::GptOss, 4, 256, 4, 2, 512, 32768, 4, 2, 150000.f, std::nullopt, 128, 2}}},
+      {"small-gemma3",
+       "for benchmarks: a gemma3 target (12 x 768, 12 heads, 4 KV heads, FFN 2048, 128-token "
+       "window on 5 of every 6 layers, 32K context) with a 4 x 256 draft",
+       {{"target", Arch::Gemma3, 12, 768, 12, 4, 2048, 32768, 0, 0, 1e6f, std::nullopt, 128, 6},
+        {"draft", Arch::Gemma3, 4, 256, 4, 2, 704, 32768, 0, 0, 1e6f, std::nullopt, 128, 2}}},
   };
   return families;
 }
