@@ -10,6 +10,7 @@
 #include "harness/plan.h"
 #include "models/gguf.h"
 #include "models/llama2c_import.h"
+#include "models/model_config.h"
 #include "models/tokenizer.h"
 #include "tests/support/fuzz_entries.h"
 #include "tests/support/test_support.h"
@@ -56,6 +57,12 @@ TEST(FuzzRegressions, SeedsAreValidInputs) {
   const GgufFile f = GgufFile::open(dir.file("s.gguf"));
   EXPECT_EQ(f.tensors().size(), 9u) << "one row of each weight type (mxfp4 included)";
   EXPECT_NO_THROW(Tokenizer::create(TokenizerSpec::from_gguf(f)));
+  // The sliding-window seeds: their configs read (window, pattern, per-kind RoPE, sinks).
+  for (const auto& [name, bytes] : fuzz::seeds("gguf")) {
+    write_bytes(dir.file(name), bytes);
+    const ModelConfig c = ModelConfig::from_gguf(GgufFile::open(dir.file(name)));
+    if (name != "weights-and-tokenizer.gguf") EXPECT_GT(c.n_swa, 0) << name;
+  }
   for (const auto& [name, bytes] : fuzz::seeds("tokenizer_metadata")) {
     write_bytes(dir.file(name), bytes);
     EXPECT_NO_THROW(Tokenizer::create(TokenizerSpec::from_gguf(GgufFile::open(dir.file(name)))))

@@ -142,12 +142,14 @@ int run(const std::string& target, const uint8_t* data, size_t size) {
 
 namespace {
 
-// One row of every weight type the reader knows, each from the same values, plus the llama keys
-// a model config reads and the byte-level tokenizer: small enough for fast mutation.
-std::vector<uint8_t> gguf_seed() {
+// One row of every weight type the reader knows, each from the same values, plus the keys a model
+// config reads for the family's architecture (llama; gemma3's and gpt-oss's sliding-window
+// window, pattern, RoPE and soft-cap keys) and the byte-level tokenizer: small enough for fast
+// mutation.
+std::vector<uint8_t> gguf_seed(const std::string& family = "tiny") {
   GgufWriter w;
-  SyntheticMemberSpec m = find_synthetic_family("tiny").members.at(0);
-  set_synthetic_metadata(w, m, "tiny", 0, DType::F32);
+  SyntheticMemberSpec m = find_synthetic_family(family).members.at(0);
+  set_synthetic_metadata(w, m, family, 0, DType::F32);
   std::vector<float> x(256);
   for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i % 17) - 8) / 8.f;
   for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K,
@@ -213,7 +215,10 @@ std::vector<uint8_t> bytes_of(const std::string& s) {
 }  // namespace
 
 std::vector<std::pair<std::string, std::vector<uint8_t>>> seeds(const std::string& target) {
-  if (target == "gguf") return {{"weights-and-tokenizer.gguf", gguf_seed()}};
+  if (target == "gguf")
+    return {{"weights-and-tokenizer.gguf", gguf_seed()},
+            {"gemma3-sliding-keys.gguf", gguf_seed("tiny-gemma3")},
+            {"gpt-oss-sliding-keys.gguf", gguf_seed("tiny-gpt-oss")}};
   if (target == "tokenizer_metadata") {
     TokenizerSpec spm = byte_level_tokenizer_spec();
     spm.model = "llama";
