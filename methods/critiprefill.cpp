@@ -132,9 +132,12 @@ std::vector<float> sparse_prefill(const Model& m, std::span<const int32_t> token
     throw std::invalid_argument(
         "critiprefill: kv_dtype " + kv_dtype_name(cache.dtype()) +
         " is not supported (the block-sparse kernel reads f32 or f16 rows)");
-  const Heads heads{mc.n_head, mc.n_head_kv, mc.head_dim};
-  const AttentionShape shape{mc.n_head, mc.n_head_kv, mc.head_dim, attention_scale(mc)};
-  const size_t S = size_t(c.segment), B = size_t(c.block), kvd = size_t(mc.kv_dim());
+  // The pruned (full) layers' geometry: gemma4's sliding layers have another.
+  const LayerAttention fa = full_layer_attention(mc);
+  const Heads heads{mc.n_head, fa.n_head_kv, fa.head_dim};
+  const AttentionShape shape{mc.n_head, fa.n_head_kv, fa.head_dim, attention_scale(mc)};
+  const size_t S = size_t(c.segment), B = size_t(c.block);
+  const size_t kvd = size_t(fa.n_head_kv) * size_t(fa.head_dim);
   const size_t batch = S * std::max<size_t>(1, chunk / S);
   const size_t pool_rows = c.pool_blocks(N) * B;
   const std::vector<int32_t> pos = iota_positions(0, N);
@@ -208,7 +211,7 @@ std::vector<float> sparse_prefill(const Model& m, std::span<const int32_t> token
                                     fusion[a / S]));
       if (obs && obs->on_selection) obs->on_selection(l, start / S, lists.back());
       sparse.push_back(
-          {a, a + len, start, start + len, nullptr, lists.back().size() / size_t(mc.n_head_kv)});
+          {a, a + len, start, start + len, nullptr, lists.back().size() / size_t(fa.n_head_kv)});
     }
     st.select_s += since(t_sel);
     if (sparse.empty()) {

@@ -27,6 +27,13 @@ Outcome KVPredMethod::run(const Engine& e, const Request& r, const nlohmann::jso
   const Model& target = *e.target;
   const Model& aux = e.model("aux");
   const ModelConfig &tc = target.config(), &ac = aux.config();
+  // The learned maps predict one K/V row width for every layer into a linear cache; sliding-window
+  // layers (rings, and gemma4's per-kind widths) have no predicted rows yet.
+  for (const auto& [role, c] : {std::pair{"target", &tc}, {"aux", &ac}})
+    if (has_sliding_layers(*c))
+      throw std::invalid_argument(std::string("kvpred: the ") + role + " (" + c->arch_name +
+                                  ") has sliding-window layers, which KV Prediction does not "
+                                  "support yet");
   if (ac.n_vocab != tc.n_vocab)
     throw std::invalid_argument("kvpred: aux and target vocabularies differ (" +
                                 std::to_string(ac.n_vocab) + " vs " + std::to_string(tc.n_vocab) +

@@ -132,8 +132,10 @@ Outcome SpecPrefillMethod::run(const Engine& e, const Request& r, const nlohmann
     const size_t dn = dsuffix.size(), DM = S + dn;  // draft suffix length, draft prompt length
     const auto dpos = iota_positions(int32_t(S), dn);
 
-    const int L = draft.config().n_layer, qdim = draft.config().q_dim();
-    const size_t kvd = size_t(draft.config().kv_dim());
+    // The scoring layers' geometry (full layers: gemma4's sliding layers have another).
+    const LayerAttention fa = full_layer_attention(draft.config());
+    const int L = draft.config().n_layer, qdim = draft.config().n_head * fa.head_dim;
+    const size_t kvd = size_t(fa.n_head_kv) * size_t(fa.head_dim);
     Captured cap{L, qdim, std::vector<std::vector<float>>(size_t(L)), {}};
     // Draft prefill; capture the last prompt token's query (reference) or the tail's (tail).
     const int32_t first_captured = cfg.lookahead_mode == LookaheadMode::Reference ? int32_t(DM) - 1
@@ -190,7 +192,7 @@ Outcome SpecPrefillMethod::run(const Engine& e, const Request& r, const nlohmann
         unrotate_rope(q, size_t(n_queries), size_t(qdim), draft.config().n_head, cap.pos.data(),
                       draft.config().rope);
         pre_keys[size_t(l)].assign(k, k + dn * kvd);
-        unrotate_rope(pre_keys[size_t(l)].data(), dn, kvd, draft.config().n_head_kv, dpos.data(),
+        unrotate_rope(pre_keys[size_t(l)].data(), dn, kvd, fa.n_head_kv, dpos.data(),
                       draft.config().rope);
         k = pre_keys[size_t(l)].data();
       }
@@ -201,11 +203,7 @@ Outcome SpecPrefillMethod::run(const Engine& e, const Request& r, const nlohmann
       throw std::invalid_argument(
           "specprefill: the draft (" + e.file("draft") +
           ") has no full-attention layer to score with: every layer slides");
-    DraftShape shape{draft.config().n_head,
-                     draft.config().n_head_kv,
-                     draft.config().head_dim,
-                     n_queries,
-                     dn,
+    DraftShape shape{draft.config().n_head,          fa.n_head_kv, fa.head_dim, n_queries, dn,
                      attention_scale(draft.config())};
     const std::vector<float> imp = token_importance(layers, shape, cfg.scoring);
     out.stats["draft_kv_bytes"] = dcache.bytes();

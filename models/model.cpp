@@ -93,10 +93,11 @@ PackedWeight pack_rows(const GgufFile& f, const std::vector<const GgufTensorInfo
   return w;
 }
 
-// Every layer of a loadable model has the same Q/K/V row shapes (one QKV scratch, one cache row
-// shape per kind): gemma3 and gpt-oss files state no per-layer head sizes or KV head counts that
-// differ, and a file that does is refused by key.
+// Every layer of a gemma3 or gpt-oss model has the same Q/K/V row shapes: their files state no
+// per-layer head sizes or KV head counts that differ, and a file that does is refused by key.
+// (gemma4's kinds differ by design; each layer carries its own geometry.)
 void check_uniform_layers(const ModelConfig& c, const std::string& path) {
+  if (c.arch == Arch::Gemma4) return;
   if (c.head_dim_swa != 0 && c.head_dim_swa != c.head_dim)
     throw GgufError("[model] " + path + ": " + c.arch_name +
                     ".attention.key_length_swa: sliding layers with their own head size (" +
@@ -120,15 +121,17 @@ RopeParams layer_rope(const ModelConfig& c, int il) {
   r.n_rot = la.n_rot;
   r.head_dim = la.head_dim;
   if (la.sliding && c.arch != Arch::GptOss) r.freq_scale = 1.f;
+  // gemma4: the frequency factors (rope_freqs) apply to the full layers only.
+  if (la.sliding && c.arch == Arch::Gemma4) r.freq_factors.clear();
   return r;
 }
 
-// RoPE as the architecture's reference computes it: gemma3's Q and K are RMS-normed, so ggml's
+// RoPE as the architecture's reference computes it: gemma's Q and K are RMS-normed, so ggml's
 // float angles (rope_ggml.h) are reproduced; every other architecture keeps rope()'s double
 // angles (and so its existing bits).
 void rope_for(const ModelConfig& c, float* x, size_t n, size_t ld, int heads, const int32_t* pos,
               const RopeParams& r) {
-  if (c.arch == Arch::Gemma3)
+  if (c.arch == Arch::Gemma3 || c.arch == Arch::Gemma4)
     rope_ggml_angles(x, n, ld, heads, pos, r);
   else
     rope(x, n, ld, heads, pos, r);
@@ -152,15 +155,6 @@ Model::Model(GgufFile f) : file_(std::move(f)) {}
 std::unique_ptr<Model> Model::load(const std::string& path) {
   std::unique_ptr<Model> m(new Model(GgufFile::open(path)));
   m->cfg_ = ModelConfig::from_gguf(m->file_);
-  // gemma4: hyper-parameters and per-layer attention kinds are read (model_config.h) and the
-  // attention kernels mask windows and soft-cap, but its layers' forward pass is still to be
-  // written.
-  const Arch arch = m->cfg_.arch;
-  if (arch == Arch::Gemma4)
-    throw GgufError("[model] " + path + ": general.architecture: '" + m->cfg_.arch_name +
-                    "' is recognised (hyper-parameters and sliding-window layers are read) but its "
-                    "forward pass is not implemented yet (supported: llama, qwen2, qwen3, gemma3, "
-                    "gpt-oss)");
   check_uniform_layers(m->cfg_, path);
   m->load_weights();
   // The weights now live in their packed panels; the file's pages would otherwise stay resident
@@ -209,7 +203,7 @@ void Model::load_weights() {
     output_ = pack_rows(f, {emb}, E);  // tied embeddings
 
   // llama.cpp scales gemma3's token embeddings by sqrtf(n_embd) (float) before the first layer.
-  embd_scale_ = c.arch == Arch::Gemma3 ? std::sqrt(float(c.n_embd)) : 1.f;
+  embd_scale_ = c.arch == Arch::Gemma3 || c.arch == Arch::Gemma4 ? std::sqrt(float(c.n_embd)) : 1.f;
   layer_rope_.clear();
   for (int l = 0; l < c.n_layer; ++l) layer_rope_.push_back(layer_rope(c, l));
   layers_.resize(size_t(c.n_layer));
@@ -217,8 +211,17 @@ void Model::load_weights() {
     const std::string p = "blk." + std::to_string(l) + ".";
     LayerWeights& L = layers_[size_t(l)];
     L.attn_norm = load_vector(f, p + "attn_norm.weight", E);
+    const LayerAttention la = layer_attention(c, l);
+    L.head_dim = la.head_dim;
+    L.n_head_kv = la.n_head_kv;
+    L.q_dim = size_t(c.n_head) * size_t(la.head_dim);
+    L.kv_dim = size_t(la.n_head_kv) * size_t(la.head_dim);
     if (c.arch == Arch::GptOss) {
       load_gpt_oss_layer(p, L);
+      continue;
+    }
+    if (c.arch == Arch::Gemma4) {
+      load_gemma4_layer(l, L);
       continue;
     }
     L.ffn_norm = load_vector(f, p + "ffn_norm.weight", E);
@@ -337,6 +340,37 @@ void Model::load_gpt_oss_layer(const std::string& p, LayerWeights& L) {
     throw GgufError("[model] " + f.path() + ": " + p + "ffn_*: " + e.what());
   }
   for (const GgufTensorInfo* t : {&router, &gate, &up, &down}) f.release_resident_pages(*t);
+}
+
+// One gemma4 layer (llama_model_gemma4::load_arch_tensors, dense layers): Q/K/V of the layer
+// kind's head size and KV heads; a layer without attn_v (the 31B's full layers) takes V from K's
+// projection, so K's rows are packed twice (V's GEMM output is then exactly K's); Q/K norms of the
+// head size; Gemma's post-norms; the GELU FFN; layer_output_scale when present.
+void Model::load_gemma4_layer(int il, LayerWeights& L) {
+  const GgufFile& f = file_;
+  const ModelConfig& c = cfg_;
+  const std::string p = "blk." + std::to_string(il) + ".";
+  const uint64_t E = uint64_t(c.n_embd), Q = L.q_dim, KV = L.kv_dim, F = uint64_t(c.n_ff);
+  const GgufTensorInfo& k = expect(f, p + "attn_k.weight", {E, KV});
+  const GgufTensorInfo& v =
+      f.find_tensor(p + "attn_v.weight") ? expect(f, p + "attn_v.weight", {E, KV}) : k;
+  L.wqkv = pack_rows(f, {&expect(f, p + "attn_q.weight", {E, Q}), &k, &v}, E);
+  L.v_norm = true;
+  L.wo = pack_rows(f, {&expect(f, p + "attn_output.weight", {Q, E})}, Q);
+  L.q_norm = load_vector(f, p + "attn_q_norm.weight", uint64_t(L.head_dim));
+  L.k_norm = load_vector(f, p + "attn_k_norm.weight", uint64_t(L.head_dim));
+  L.post_attn_norm = load_vector(f, p + "post_attention_norm.weight", E);
+  L.ffn_norm = load_vector(f, p + "ffn_norm.weight", E);
+  L.w_gate_up = pack_rows(
+      f, {&expect(f, p + "ffn_gate.weight", {E, F}), &expect(f, p + "ffn_up.weight", {E, F})}, E);
+  L.w_down = pack_rows(f, {&expect(f, p + "ffn_down.weight", {F, E})}, F);
+  L.post_ffn_norm = load_vector(f, p + "post_ffw_norm.weight", E);
+  if (f.find_tensor(p + "layer_output_scale.weight")) {
+    L.out_scale = load_vector(f, p + "layer_output_scale.weight", 1)[0];
+    if (!std::isfinite(L.out_scale))
+      throw GgufError("[model] " + f.path() + ": tensor '" + p +
+                      "layer_output_scale.weight' is not finite");
+  }
 }
 
 void Model::embed(int32_t token, float* out) const {
@@ -464,7 +498,11 @@ std::vector<float> Model::forward(std::span<const int32_t> tokens,
   if (positions.size() != T)
     throw std::invalid_argument("forward: " + std::to_string(T) + " tokens but " +
                                 std::to_string(positions.size()) + " positions");
-  if (cache.n_layer() != c.n_layer || cache.kv_dim() != c.kv_dim())
+  // The cache's kv_dim is its full layers' row width (0 when every layer slides).
+  int full_kv_dim = 0;
+  for (int l = 0; l < c.n_layer && full_kv_dim == 0; ++l)
+    if (layer_attention(c, l).window == 0) full_kv_dim = int(layers_[size_t(l)].kv_dim);
+  if (cache.n_layer() != c.n_layer || cache.kv_dim() != full_kv_dim)
     throw std::invalid_argument("forward: KV cache shape does not match the model");
   for (size_t i = 0; i < T; ++i) {
     if (tokens[i] < 0 || tokens[i] >= c.n_vocab)
@@ -478,9 +516,14 @@ std::vector<float> Model::forward(std::span<const int32_t> tokens,
     if (r < 0 || size_t(r) >= T) throw std::out_of_range("forward: logits row out of range");
   if (T == 0) return {};
 
-  const size_t E = size_t(c.n_embd), Qd = size_t(c.q_dim()), KVd = size_t(c.kv_dim());
-  const size_t ldqkv = Qd + 2 * KVd;
-  std::vector<float> x(T * E), xn(T * E), qkv(T * ldqkv), att(T * Qd), tmp(T * E);
+  // Scratch for the widest layer (gemma4's kinds differ in head size and KV heads).
+  const size_t E = size_t(c.n_embd);
+  size_t max_qkv = 0, max_q = 0;
+  for (const LayerWeights& L : layers_) {
+    max_qkv = std::max(max_qkv, L.q_dim + 2 * L.kv_dim);
+    max_q = std::max(max_q, L.q_dim);
+  }
+  std::vector<float> x(T * E), xn(T * E), qkv(T * max_qkv), att(T * max_q), tmp(T * E);
   for (size_t t = 0; t < T; ++t) {
     embed(tokens[t], &x[t * E]);
     if (embd_scale_ != 1.f)
@@ -494,6 +537,9 @@ std::vector<float> Model::forward(std::span<const int32_t> tokens,
 
   for (int l = 0; l < c.n_layer; ++l) {
     const LayerWeights& L = layers_[size_t(l)];
+    const size_t Qd = L.q_dim, KVd = L.kv_dim, ldqkv = Qd + 2 * KVd, hd = size_t(L.head_dim);
+    shape.n_kv_heads = L.n_head_kv;
+    shape.head_dim = L.head_dim;
     rmsnorm(x.data(), T, E, E, L.attn_norm.data(), c.rms_eps, xn.data(), E);
     timed_gemm(prof, xn.data(), T, E, L.wqkv, qkv.data(), ldqkv,
                L.qkv_bias.empty() ? nullptr : L.qkv_bias.data());
@@ -502,14 +548,20 @@ std::vector<float> Model::forward(std::span<const int32_t> tokens,
     if (hooks && hooks->on_pre_rope_kv) hooks->on_pre_rope_kv(l, k, k + KVd, T, ldqkv);
     if (c.qk_norm) {
       for (size_t t = 0; t < T; ++t) {
-        rmsnorm(q + t * ldqkv, size_t(c.n_head), size_t(c.head_dim), size_t(c.head_dim),
-                L.q_norm.data(), c.rms_eps, q + t * ldqkv, size_t(c.head_dim));
-        rmsnorm(k + t * ldqkv, size_t(c.n_head_kv), size_t(c.head_dim), size_t(c.head_dim),
-                L.k_norm.data(), c.rms_eps, k + t * ldqkv, size_t(c.head_dim));
+        rmsnorm(q + t * ldqkv, size_t(c.n_head), hd, hd, L.q_norm.data(), c.rms_eps, q + t * ldqkv,
+                hd);
+        rmsnorm(k + t * ldqkv, size_t(L.n_head_kv), hd, hd, L.k_norm.data(), c.rms_eps,
+                k + t * ldqkv, hd);
       }
     }
+    if (L.v_norm) {  // gemma4: ggml_rms_norm on V, per head, no weight (a weight of ones: exact)
+      const std::vector<float> ones(hd, 1.f);
+      for (size_t t = 0; t < T; ++t)
+        rmsnorm(k + KVd + t * ldqkv, size_t(L.n_head_kv), hd, hd, ones.data(), c.rms_eps,
+                k + KVd + t * ldqkv, hd);
+    }
     rope_for(c, q, T, ldqkv, c.n_head, positions.data(), layer_rope_[size_t(l)]);
-    rope_for(c, k, T, ldqkv, c.n_head_kv, positions.data(), layer_rope_[size_t(l)]);
+    rope_for(c, k, T, ldqkv, L.n_head_kv, positions.data(), layer_rope_[size_t(l)]);
     shape.window = layer_attention(c, l).window;
     shape.sinks = L.sinks.empty() ? nullptr : L.sinks.data();
     if (hooks && hooks->on_query) hooks->on_query(l, q, T, ldqkv);
@@ -532,13 +584,15 @@ std::vector<float> Model::forward(std::span<const int32_t> tokens,
       ffn_moe_oai(L, xn.data(), T, tmp.data(), prof);
     else if (c.n_expert > 0)
       ffn_moe(L, xn.data(), T, tmp.data(), prof);
-    else if (c.arch == Arch::Gemma3)
+    else if (c.arch == Arch::Gemma3 || c.arch == Arch::Gemma4)
       ffn_geglu(L, xn.data(), T, tmp.data(), prof);
     else
       ffn_dense(L, xn.data(), T, tmp.data(), prof);
     if (!L.post_ffn_norm.empty())
       rmsnorm(tmp.data(), T, E, E, L.post_ffn_norm.data(), c.rms_eps, tmp.data(), E);
     add_inplace(x.data(), tmp.data(), T * E);
+    if (L.out_scale != 1.f)  // gemma4's layer_output_scale scales the whole residual stream
+      for (float& v : x) v *= L.out_scale;
   }
   cache.commit(T);
   if (prof) {

@@ -61,6 +61,13 @@ struct LayerWeights {
   PackedWeight w_router;                  // rows: n_expert, cols: n_embd
   std::vector<PackedWeight> exp_gate_up;  // (expert) rows: 2 n_ff_expert, cols: n_embd
   std::vector<PackedWeight> exp_down;     // (expert) rows: n_embd, cols: n_ff_expert
+  // This layer's attention geometry (its kind's: gemma4's sliding and full layers differ) and
+  // gemma4's extras: V RMS-normed without a weight, and the factor on the residual stream after
+  // the layer (layer_output_scale; 1 = none).
+  int head_dim = 0, n_head_kv = 0;
+  size_t q_dim = 0, kv_dim = 0;
+  bool v_norm = false;
+  float out_scale = 1.f;
 };
 
 class Model {
@@ -104,6 +111,7 @@ class Model {
   explicit Model(GgufFile f);
   void load_weights();
   void load_gpt_oss_layer(const std::string& prefix, LayerWeights& L);
+  void load_gemma4_layer(int il, LayerWeights& L);
   void ffn_dense(const LayerWeights& L, const float* xn, size_t T, float* out,
                  ForwardProfile* prof) const;
   void ffn_geglu(const LayerWeights& L, const float* xn, size_t T, float* out,

@@ -41,6 +41,12 @@ LayerAttention layer_attention(const ModelConfig& c, int il) {
   return a;
 }
 
+LayerAttention full_layer_attention(const ModelConfig& c) {
+  for (int il = 0; il < c.n_layer; ++il)
+    if (!layer_attention(c, il).sliding) return layer_attention(c, il);
+  return layer_attention(c, 0);
+}
+
 bool has_sliding_layers(const ModelConfig& c) {
   for (uint8_t s : c.swa_layers)
     if (s) return true;

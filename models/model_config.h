@@ -84,6 +84,10 @@ struct LayerAttention {
   float rope_base = 0.f;
 };
 LayerAttention layer_attention(const ModelConfig& c, int il);
+// The first full-attention layer's (layer 0's when every layer slides): the geometry of the layers
+// SpecPrefill scores with and CritiPrefill prunes (gemma4's full layers differ from its sliding
+// ones in head size and KV heads).
+LayerAttention full_layer_attention(const ModelConfig& c);
 // True when any layer slides.
 bool has_sliding_layers(const ModelConfig& c);
 

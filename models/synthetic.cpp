@@ -81,6 +81,19 @@ const std::vector<SyntheticFamily>& synthetic_families() {
       // (12 x 768, 12 heads, 4 KV heads) with 128-token windows, so at 4K-32K tokens most layers'
       // caches and attention are bounded by the window. gpt-oss: 8 MXFP4 experts of FFN 1024,
       // top-2 (small-moe's active width); gemma3: small's FFN 2048, 5 of every 6 layers sliding.
+      // Gemma 4 31B's dense layer: per-layer sliding flags (5 of every 6 here 2 of every 3),
+      // sliding layers with head size 32 and 2 KV heads at RoPE base 10000, full layers with head
+      // size 64, one KV head shared as K and V, RoPE base 1e6 with frequency factors (rope_freqs),
+      // V RMS-normed without a weight, attention scale 1, a per-layer output scale and soft-capped
+      // logits.
+      {"tiny-gemma4",
+       "tiny gemma4 pair (31B-style dense: window 32 on 2 of every 3 layers, head sizes 32 / 64, "
+       "RoPE bases 1e4 / 1e6, K = V on full layers, soft-cap 30), for engine tests and the "
+       "llama.cpp logit comparison",
+       {{"target", Arch::Gemma4, 6, 128, 4, 2, 352, 4096, 0, 0, 1e6f, std::nullopt, 32, 3, 64, 1,
+         30.f},
+        {"draft", Arch::Gemma4, 3, 64, 2, 1, 160, 4096, 0, 0, 1e6f, std::nullopt, 32, 3, 64, 1,
+         30.f}}},
       {"small-gpt-oss",
        "for benchmarks: a gpt-oss target (12 x 768, 12 heads, 4 KV heads, 8 MXFP4 experts of FFN "
        "1024 top-2, sinks, 128-token window on even layers, 32K context) with a 4 x 256 draft",
@@ -150,6 +163,24 @@ ModelConfig synthetic_member_config(const SyntheticMemberSpec& m) {
     c.rope.beta_fast = 32.f;
     c.rope.beta_slow = 1.f;
     c.rope.n_ctx_orig = kGptOssYarnOrigCtx;
+  }
+  if (m.arch == Arch::Gemma4) {
+    c.qk_norm = true;
+    c.attn_scale = 1.f;
+    c.head_dim_swa = c.head_dim;
+    c.n_rot_swa = c.head_dim;
+    c.head_dim = m.head_dim_full;
+    c.rope.head_dim = c.head_dim;
+    c.rope.n_rot = c.head_dim;
+    c.n_swa = m.n_swa;
+    c.swa_layers.assign(size_t(m.n_layer), 0);
+    for (int il = 0; il < m.n_layer; ++il) {
+      c.swa_layers[size_t(il)] = il % m.swa_period < m.swa_period - 1;
+      c.n_head_kv_layer.push_back(c.swa_layers[size_t(il)] ? m.n_head_kv : m.n_head_kv_full);
+    }
+    c.n_head_kv = c.n_head_kv_layer[0];
+    c.rope_base_swa = 10000.f;
+    c.final_softcap = m.final_softcap;
   }
   if (m.arch == Arch::Gemma3) {
     c.qk_norm = true;
@@ -300,6 +331,62 @@ void gemma_norm(TensorSink& t, const std::string& name, uint64_t n) {
   t.vector(name, size_t(n), 1.0, 0.1);
 }
 
+// gemma4's keys as llama_model_gemma4::load_arch_hparams reads them: per-layer sliding flags and
+// KV head counts (int32 arrays), both head sizes and RoPE widths, the sliding layers' RoPE base,
+// the soft-cap and a zero per-layer embedding width (required by llama.cpp; 0 for the 31B).
+void set_gemma4_metadata(GgufWriter& w, const SyntheticMemberSpec& m, const std::string& a,
+                         uint64_t hd_swa) {
+  std::vector<int32_t> flags, hkv;
+  for (int il = 0; il < m.n_layer; ++il) {
+    const bool sliding = il % m.swa_period < m.swa_period - 1;
+    flags.push_back(sliding ? 1 : 0);
+    hkv.push_back(sliding ? m.n_head_kv : m.n_head_kv_full);
+  }
+  w.set(a + ".attention.sliding_window", GgufValue::of_u32(uint32_t(m.n_swa)));
+  w.set(a + ".attention.sliding_window_pattern", GgufValue::of_i32_array(flags));
+  w.set(a + ".attention.head_count_kv", GgufValue::of_i32_array(hkv));
+  w.set(a + ".attention.key_length", GgufValue::of_u32(uint32_t(m.head_dim_full)));
+  w.set(a + ".attention.value_length", GgufValue::of_u32(uint32_t(m.head_dim_full)));
+  w.set(a + ".attention.key_length_swa", GgufValue::of_u32(uint32_t(hd_swa)));
+  w.set(a + ".attention.value_length_swa", GgufValue::of_u32(uint32_t(hd_swa)));
+  w.set(a + ".rope.dimension_count", GgufValue::of_u32(uint32_t(m.head_dim_full)));
+  w.set(a + ".rope.dimension_count_swa", GgufValue::of_u32(uint32_t(hd_swa)));
+  w.set(a + ".rope.freq_base_swa", GgufValue::of_f32(10000.f));
+  w.set(a + ".final_logit_softcapping", GgufValue::of_f32(m.final_softcap));
+  w.set(a + ".embedding_length_per_layer_input", GgufValue::of_u32(0));
+}
+
+// One gemma4 layer (llama_model_gemma4::load_arch_tensors, dense): full layers have their own
+// head size and KV heads and no attn_v; every layer has Q/K norms of its head size, Gemma's
+// post-norms and a layer_output_scale near 1.
+void write_gemma4_layer(TensorSink& t, const SyntheticMemberSpec& m, int il, double s,
+                        double s_res) {
+  const std::string p = "blk." + std::to_string(il) + ".";
+  const bool sliding = il % m.swa_period < m.swa_period - 1;
+  const uint64_t E = uint64_t(m.n_embd), F = uint64_t(m.n_ff);
+  const uint64_t hd = sliding ? E / uint64_t(m.n_head) : uint64_t(m.head_dim_full);
+  const uint64_t Q = hd * uint64_t(m.n_head),
+                 KV = hd * uint64_t(sliding ? m.n_head_kv : m.n_head_kv_full);
+  t.vector(p + "attn_norm.weight", E, 1.0);
+  t.matrix(p + "attn_q.weight", {E, Q}, s);
+  t.matrix(p + "attn_k.weight", {E, KV}, s);
+  if (sliding) t.matrix(p + "attn_v.weight", {E, KV}, s);
+  // Gemma 4 drops the 1/sqrt(head_dim) score scale (attention scale 1.0): a trained model's Q/K
+  // norm weights carry it. Weights near head_dim^(-1/4) each give scores of the usual spread
+  // instead of one sqrt(head_dim) times wider (near one-hot softmaxes).
+  const double qk = std::pow(double(hd), -0.25);
+  t.vector(p + "attn_q_norm.weight", hd, qk, 0.1 * qk);
+  t.vector(p + "attn_k_norm.weight", hd, qk, 0.1 * qk);
+  t.matrix(p + "attn_output.weight", {Q, E}, s_res);
+  gemma_norm(t, p + "post_attention_norm.weight", E);
+  t.vector(p + "ffn_norm.weight", E, 1.0);
+  t.matrix(p + "ffn_gate.weight", {E, F}, s);
+  t.matrix(p + "ffn_up.weight", {E, F}, s);
+  t.matrix(p + "ffn_down.weight", {F, E}, s_res);
+  gemma_norm(t, p + "post_ffw_norm.weight", E);
+  t.vector(p + "layer_output_scale.weight", 1, 0.8, 0.1);
+}
+
 }  // namespace
 
 void set_synthetic_metadata(GgufWriter& w, const SyntheticMemberSpec& m, const std::string& family,
@@ -324,6 +411,7 @@ void set_synthetic_metadata(GgufWriter& w, const SyntheticMemberSpec& m, const s
   w.set(a + ".attention.layer_norm_rms_epsilon", GgufValue::of_f32(1e-5f));
   w.set(a + ".rope.freq_base", GgufValue::of_f32(m.rope_base));
   w.set(a + ".rope.dimension_count", GgufValue::of_u32(uint32_t(hd)));
+  if (m.arch == Arch::Gemma4) set_gemma4_metadata(w, m, a, hd);
   if (m.attn_scale) w.set(a + ".attention.scale", GgufValue::of_f32(*m.attn_scale));
   if (m.arch == Arch::GptOss) {
     w.set(a + ".rope.scaling.type", GgufValue::of_string("yarn"));
@@ -331,7 +419,7 @@ void set_synthetic_metadata(GgufWriter& w, const SyntheticMemberSpec& m, const s
     w.set(a + ".rope.scaling.original_context_length",
           GgufValue::of_u32(uint32_t(kGptOssYarnOrigCtx)));
   }
-  if (m.n_swa > 0) {
+  if (m.n_swa > 0 && m.arch != Arch::Gemma4) {
     w.set(a + ".attention.sliding_window", GgufValue::of_u32(uint32_t(m.n_swa)));
     w.set(a + ".attention.sliding_window_pattern", GgufValue::of_u32(uint32_t(m.swa_period)));
   }
@@ -357,8 +445,14 @@ void write_synthetic_model(const SyntheticMemberSpec& m, const std::string& fami
   const double s = 0.02, s_res = 0.02 / std::sqrt(2.0 * m.n_layer);
   TensorSink t(w, m.role, seed, scheme);
   t.matrix("token_embd.weight", {E, V}, s);
+  if (m.arch == Arch::Gemma4)  // full layers' RoPE frequency divisors, one per rotated pair
+    t.vector("rope_freqs.weight", size_t(m.head_dim_full / 2), 2.0, 0.5);
   for (int l = 0; l < m.n_layer; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
+    if (m.arch == Arch::Gemma4) {
+      write_gemma4_layer(t, m, l, s, s_res);
+      continue;
+    }
     if (m.arch == Arch::GptOss) {
       write_gpt_oss_layer(t, m, p, s, s_res);
       continue;
@@ -396,7 +490,7 @@ void write_synthetic_model(const SyntheticMemberSpec& m, const std::string& fami
   }
   t.vector("output_norm.weight", E, 1.0);
   // Gemma ties the output projection to the token embeddings (no output.weight).
-  if (m.arch != Arch::Gemma3) t.matrix("output.weight", {E, V}, s);
+  if (m.arch != Arch::Gemma3 && m.arch != Arch::Gemma4) t.matrix("output.weight", {E, V}, s);
   w.write(path);
 }
 

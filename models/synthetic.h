@@ -25,6 +25,11 @@ struct SyntheticMemberSpec {
   // Sliding-window architectures (gemma3): {arch}.attention.sliding_window and its period
   // ({arch}.attention.sliding_window_pattern: layer il slides iff il % period < period - 1).
   int n_swa = 0, swa_period = 0;
+  // gemma4 (31B-style dense): sliding layers keep head size n_embd / n_head and n_head_kv KV
+  // heads; full layers have their own head size and KV heads (key_length, per-layer head_count_kv)
+  // and no attn_v (V = K's projection, as the 31B's k_eq_v); final logit soft-cap.
+  int head_dim_full = 0, n_head_kv_full = 0;
+  float final_softcap = 0.f;
 };
 
 struct SyntheticFamily {

@@ -114,7 +114,7 @@ TEST(KvcalcCli, BadInputIsRefusedNamingTheFlagOrFile) {
 // the sliding layers (window 32) hold the same bytes at both lengths.
 TEST(KvcalcCli, GenerateKvBytesEqualKvcalcOnSlidingFamilies) {
   test::TempDir dir;
-  for (const char* family : {"tiny-gemma3", "tiny-gpt-oss"}) {
+  for (const char* family : {"tiny-gemma3", "tiny-gemma4", "tiny-gpt-oss"}) {
     const std::string model = make_synthetic_family(family, dir.file(family), 3, DType::F32)[0];
     for (const char* kv : {"f32", "int4"}) {
       SCOPED_TRACE(std::string(family) + " " + kv);

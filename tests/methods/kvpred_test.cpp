@@ -293,6 +293,17 @@ TEST_F(KVPred, RefusesMismatchedInputs) {
   EXPECT_THROW(run(kvp_, t, &t, dir_->file("nope.gguf"), 50), GgufError);
   // No aux model: the role is named.
   EXPECT_THROW(run(kvp_, t, nullptr, identity_file("tiny"), 50), std::exception);
+  // Sliding-window architectures are refused naming the role and the architecture.
+  const auto g3 = make_synthetic_family("tiny-gemma3", dir_->file("g3"), 5, DType::F32);
+  const auto gemma = Model::load(g3[0]);
+  try {
+    run(kvp_, *gemma, gemma.get(), identity_file("tiny"), 50);
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("the target (gemma3) has sliding-window layers"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

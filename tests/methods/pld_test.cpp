@@ -2,8 +2,8 @@
 // the committed positions bit for bit, and the final KV cache size) for every KV cache type,
 // every preset, k in 1..16
 // and n_min in 1..4 on the tiny llama, qwen2, qwen3 and MoE families and on stories260K when the
-// shared data has it, and n_min 1 and 4 on the sliding-window gemma3 and gpt-oss families; a
-// randomized property test over thousands of (prompt, configuration) cases including drafts
+// shared data has it, and n_min 1 and 4 on the sliding-window gemma3, gemma4 and gpt-oss families;
+// a randomized property test over thousands of (prompt, configuration) cases including drafts
 // rejected at every slot, EOS inside drafts and budgets ending mid-draft; parameter resolution; and
 // the teacher-forcing fallback. Exact equality is the tolerance: the kernels are batch-invariant
 // (ARCHITECTURE.md invariant 1), so any difference is a bug.
@@ -104,10 +104,10 @@ Tally sweep(const Model& m, const Seq& prompt, int max_new, int32_t eos, const s
   return t;
 }
 
-// tiny-gemma3 and tiny-gpt-oss have 32-token sliding windows, so their ring caches overwrite
-// entries and the sweep's verify/rollback steps cross the window's edge.
-constexpr const char* kTinyFamilies[] = {"tiny",     "tiny-qwen2",  "tiny-qwen3",
-                                         "tiny-moe", "tiny-gemma3", "tiny-gpt-oss"};
+// tiny-gemma3, tiny-gemma4 and tiny-gpt-oss have 32-token sliding windows, so their ring caches
+// overwrite entries and the sweep's verify/rollback steps cross the window's edge.
+constexpr const char* kTinyFamilies[] = {"tiny",        "tiny-qwen2",  "tiny-qwen3",  "tiny-moe",
+                                         "tiny-gemma3", "tiny-gemma4", "tiny-gpt-oss"};
 
 class PldParity : public ::testing::Test {
  protected:

@@ -1,5 +1,5 @@
-// SpecPrefill on the sliding-window families (tiny-gemma3, tiny-gpt-oss): keep = 1.0 reproduces
-// the baseline bit for bit with ring caches on both sides, the draft scores with its
+// SpecPrefill on the sliding-window families (tiny-gemma3, tiny-gemma4, tiny-gpt-oss): keep = 1.0
+// reproduces the baseline bit for bit with ring caches on both sides, the draft scores with its
 // full-attention layers only, and a sparse prefill at original positions decodes from the full
 // prompt length. (That the target's rings hold exactly the kept tokens a dense prefill's window
 // would hold is checked against the naive forward in tests/models/model_test.cpp,
@@ -22,7 +22,7 @@ class SpecPrefillSliding : public ::testing::TestWithParam<const char*> {
  protected:
   static void SetUpTestSuite() {
     dir_ = new test::TempDir();
-    for (const char* f : {"tiny-gemma3", "tiny-gpt-oss"}) {
+    for (const char* f : {"tiny-gemma3", "tiny-gemma4", "tiny-gpt-oss"}) {
       const auto paths = make_synthetic_family(f, dir_->file(f), 5, DType::F32);
       models_[f] = {Model::load(paths[0]).release(), Model::load(paths[1]).release()};
     }
@@ -61,7 +61,8 @@ TEST_P(SpecPrefillSliding, KeepOneEqualsBaselineBitForBit) {
     for (size_t i = 0; i < sp.logits.size(); ++i)
       EXPECT_TRUE(test::bit_equal(sp.logits[i], base.logits[i])) << "step " << i;
     EXPECT_EQ(sp.kv_bytes, base.kv_bytes);
-    // Both drafts have two layers, layer 0 sliding: one full layer scores.
+    // The gemma3 and gpt-oss drafts have two layers, layer 0 sliding; gemma4's three, layers 0
+    // and 1 sliding: one full layer scores.
     EXPECT_EQ(sp.stats["scoring_layers"], 1);
   }
 }
@@ -79,7 +80,7 @@ TEST_P(SpecPrefillSliding, SparsePrefillDecodesFromTheFullPromptLength) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, SpecPrefillSliding,
-                         ::testing::Values("tiny-gemma3", "tiny-gpt-oss"),
+                         ::testing::Values("tiny-gemma3", "tiny-gemma4", "tiny-gpt-oss"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string n = info.param;
                            for (char& c : n)

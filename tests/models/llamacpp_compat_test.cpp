@@ -111,7 +111,50 @@ void check_tokenizer(const GgufFile& f, Problems& p) {
 // Hyperparameters: returns {E, H, H_kv, F, L, n_expert} as read, 0 where unreadable.
 struct Hparams {
   uint64_t n_embd = 0, n_head = 0, n_head_kv = 0, n_ff = 0, n_layer = 0, n_expert = 0;
+  // gemma4: each layer's head size and KV heads (its kind's), and the full layers' head size.
+  std::vector<uint64_t> hd_layer, hkv_layer;
+  uint64_t hd_full = 0;
 };
+
+// gemma4 (llama_model_gemma4::load_arch_hparams): per-layer sliding flags and KV head counts as
+// int32/bool/uint32 arrays of n_layer (get_key_or_arr), both head sizes (the sliding ones
+// required, with equal value lengths), the window, the per-layer embedding width (required; the
+// dense model's 0) and optional sliding RoPE base / soft-cap.
+void check_gemma4(const GgufFile& f, Problems& p, const std::string& a, Hparams& h) {
+  auto u32 = [&](const std::string& key, bool required) -> uint64_t {
+    const GgufValue* v = typed(f, p, a + "." + key, GgufType::UINT32, required);
+    return v ? v->u : 0;
+  };
+  auto layer_array = [&](const std::string& key) -> std::vector<uint64_t> {
+    const GgufValue* v = f.find(a + "." + key);
+    if (!v || v->type != GgufType::ARRAY || v->array_size() != h.n_layer) {
+      p.add(a + "." + key + ": an array of one value per layer expected");
+      return std::vector<uint64_t>(h.n_layer, 0);
+    }
+    std::vector<uint64_t> out(v->arr_u.begin(), v->arr_u.end());
+    for (int64_t x : v->arr_i) out.push_back(uint64_t(x));
+    return out;
+  };
+  u32("attention.sliding_window", true);
+  if (u32("embedding_length_per_layer_input", true) != 0)
+    p.add(a + ".embedding_length_per_layer_input: per-layer embeddings are not in our files");
+  const uint64_t hd_swa = u32("attention.key_length_swa", true);
+  if (u32("attention.value_length_swa", true) != hd_swa)
+    p.add(a + ".attention.value_length_swa differs from key_length_swa");
+  h.hd_full =
+      f.has(a + ".attention.key_length") ? u32("attention.key_length", false) : h.n_embd / h.n_head;
+  if (f.has(a + ".attention.value_length") && u32("attention.value_length", false) != h.hd_full)
+    p.add(a + ".attention.value_length differs from key_length");
+  const std::vector<uint64_t> swa = layer_array("attention.sliding_window_pattern");
+  h.hkv_layer = layer_array("attention.head_count_kv");
+  for (uint64_t l = 0; l < h.n_layer; ++l) {
+    h.hd_layer.push_back(swa[l] ? hd_swa : h.hd_full);
+    if (h.hkv_layer[l] == 0 || h.n_head % h.hkv_layer[l])
+      p.add(a + ".attention.head_count_kv: a layer's value does not divide head_count");
+  }
+  typed(f, p, a + ".rope.freq_base_swa", GgufType::FLOAT32, false);
+  typed(f, p, a + ".final_logit_softcapping", GgufType::FLOAT32, false);
+}
 
 Hparams check_hparams(const GgufFile& f, Problems& p, const std::string& a) {
   Hparams h;
@@ -125,8 +168,9 @@ Hparams check_hparams(const GgufFile& f, Problems& p, const std::string& a) {
   // Optional to llama.cpp's parser, but without them it builds a model with no heads or FFN.
   h.n_ff = u32("feed_forward_length", true);
   h.n_head = u32("attention.head_count", true);
-  h.n_head_kv =
-      f.has(a + ".attention.head_count_kv") ? u32("attention.head_count_kv", false) : h.n_head;
+  h.n_head_kv = a == "gemma4" || !f.has(a + ".attention.head_count_kv")
+                    ? h.n_head
+                    : u32("attention.head_count_kv", false);
   typed(f, p, a + ".attention.layer_norm_rms_epsilon", GgufType::FLOAT32, true);
   typed(f, p, a + ".rope.freq_base", GgufType::FLOAT32, false);
   u32("vocab_size", false);
@@ -137,6 +181,10 @@ Hparams check_hparams(const GgufFile& f, Problems& p, const std::string& a) {
   // llama: "invalid n_rot"; qwen2/qwen3: GGML_ASSERT(n_embd_head == n_rot) in the graph.
   const uint64_t rot =
       f.has(a + ".rope.dimension_count") ? u32("rope.dimension_count", false) : h.n_embd / h.n_head;
+  if (a == "gemma4") {  // its own head sizes; rope.dimension_count is the full layers'
+    check_gemma4(f, p, a, h);
+    return h;
+  }
   if (rot != h.n_embd / h.n_head) p.add(a + ".rope.dimension_count is not the head size");
   h.n_expert = u32("expert_count", false);
   const uint64_t used = u32("expert_used_count", false);
@@ -177,8 +225,29 @@ void expected_tensors(const std::string& a, const Hparams& h, uint64_t n_vocab,
   required["output_norm.weight"] = {E};
   optional["output.weight"] = {E, n_vocab};
   if (a == "gpt-oss") required["output.weight"] = {E, n_vocab};
+  if (a == "gemma4") required["rope_freqs.weight"] = {h.hd_full / 2};
   for (uint64_t l = 0; l < h.n_layer; ++l) {
     const std::string b = "blk." + std::to_string(l) + ".";
+    if (a == "gemma4") {  // llama_model_gemma4::load_arch_tensors, dense layers
+      const uint64_t d = h.hd_layer.at(l), q = d * h.n_head, kv = d * h.hkv_layer.at(l);
+      for (auto& [n, dims] :
+           std::map<std::string, std::vector<uint64_t>>{{"attn_norm.weight", {E}},
+                                                        {"attn_q.weight", {E, q}},
+                                                        {"attn_k.weight", {E, kv}},
+                                                        {"attn_output.weight", {q, E}},
+                                                        {"attn_q_norm.weight", {d}},
+                                                        {"attn_k_norm.weight", {d}},
+                                                        {"post_attention_norm.weight", {E}},
+                                                        {"ffn_norm.weight", {E}},
+                                                        {"ffn_gate.weight", {E, F}},
+                                                        {"ffn_up.weight", {E, F}},
+                                                        {"ffn_down.weight", {F, E}},
+                                                        {"post_ffw_norm.weight", {E}}})
+        required[b + n] = dims;
+      optional[b + "attn_v.weight"] = {E, kv};
+      optional[b + "layer_output_scale.weight"] = {1};
+      continue;
+    }
     if (a == "gpt-oss") {  // llama_model_openai_moe::load_arch_tensors
       for (auto& [n, d] :
            std::map<std::string, std::vector<uint64_t>>{{"attn_norm.weight", {E}},
@@ -293,7 +362,7 @@ void check_file_type(const GgufFile& f, Problems& p) {
   typed(f, p, "general.file_type", GgufType::UINT32, false);
   check_tokenizer(f, p);
   if (arch && arch->s != "llama" && arch->s != "qwen2" && arch->s != "qwen3" &&
-      arch->s != "gemma3" && arch->s != "gpt-oss")
+      arch->s != "gemma3" && arch->s != "gemma4" && arch->s != "gpt-oss")
     p.add("general.architecture: '" + arch->s + "' is not one of ours");
   else if (arch && out)
     *out = check_hparams(f, p, arch->s);
@@ -336,12 +405,13 @@ TEST(LlamaCppCompat, EverySyntheticFamilyMemberAndDtypeHasTheMetadataLlamaCppReq
       }
 }
 
-// Whole files of every tiny family (llama, qwen2, qwen3, MoE, gemma3, gpt-oss) in every dtype; the
+// Whole files of every tiny family (llama, qwen2, qwen3, MoE, gemma3, gemma4, gpt-oss) in every
+// dtype; the
 // larger families differ from these only in their sizes, which the metadata test above covers.
 TEST(LlamaCppCompat, TinyFamilyFilesInEveryDtypeHaveExactlyTheTensorsLlamaCppLoads) {
   test::TempDir dir;
-  for (const char* family :
-       {"tiny", "tiny-qwen2", "tiny-qwen3", "tiny-moe", "tiny-gemma3", "tiny-gpt-oss"})
+  for (const char* family : {"tiny", "tiny-qwen2", "tiny-qwen3", "tiny-moe", "tiny-gemma3",
+                             "tiny-gemma4", "tiny-gpt-oss"})
     for (DType t : kAllDtypes) {
       const std::string out =
           (dir.path() / (std::string(family) + "-" + std::string(dtype_name(t)))).string();

@@ -97,11 +97,13 @@ std::vector<double> rmsnorm(const std::vector<double>& x, const Mat& w, double e
   return y;
 }
 
-// base and scale: the layer kind's (gemma3's sliding layers: their own base, scale 1).
-void rope_head(double* v, const ModelConfig& c, int pos, double base, double scale) {
-  const int nr = c.rope.n_rot;
+// base, scale and nr: the layer kind's (gemma's sliding layers: their own base, scale 1; gemma4's
+// their own rotated width); ff: gemma4's full layers' frequency divisors (rope_freqs) or empty.
+void rope_head(double* v, const ModelConfig& c, int pos, double base, double scale, int nr,
+               const std::vector<double>& ff) {
   for (int i = 0; i < nr / 2; ++i) {
-    const double theta = pos * scale * std::pow(base, -2.0 * i / nr);
+    const double theta =
+        pos * scale * std::pow(base, -2.0 * i / nr) / (ff.empty() ? 1.0 : ff[size_t(i)]);
     const int a = c.arch == Arch::Llama ? 2 * i : i;
     const int b = c.arch == Arch::Llama ? 2 * i + 1 : i + nr / 2;
     const double x0 = v[a], x1 = v[b];
@@ -188,14 +190,20 @@ std::vector<double> reference_forward(const std::string& path, const std::vector
                                 std::to_string(positions.size()) + " positions");
   const GgufFile f = GgufFile::open(path);
   ModelConfig c = ModelConfig::from_gguf(f);
-  const size_t T = tokens.size(), E = size_t(c.n_embd), hd = size_t(c.head_dim);
-  const size_t H = size_t(c.n_head), HKV = size_t(c.n_head_kv);
+  const size_t T = tokens.size(), E = size_t(c.n_embd), H = size_t(c.n_head);
   // The file's {arch}.attention.scale when present, else the textbook 1/sqrt(head_dim).
-  const double scale = c.attn_scale > 0.f ? double(c.attn_scale) : 1.0 / std::sqrt(double(hd));
+  const double scale =
+      c.attn_scale > 0.f ? double(c.attn_scale) : 1.0 / std::sqrt(double(c.head_dim));
   const Mat emb = load(f, "token_embd.weight");
   const size_t V = emb.size() / E;
   std::vector<std::vector<double>> x(T);
-  const bool gemma = c.arch == Arch::Gemma3, gptoss = c.arch == Arch::GptOss;
+  const bool gemma4 = c.arch == Arch::Gemma4;
+  const bool gemma = c.arch == Arch::Gemma3 || gemma4, gptoss = c.arch == Arch::GptOss;
+  std::vector<double> rope_ff;  // gemma4: rope_freqs, its full layers' frequency divisors
+  if (gemma4) {
+    const Mat ff = load(f, "rope_freqs.weight");
+    rope_ff.assign(ff.begin(), ff.end());
+  }
   for (size_t t = 0; t < T; ++t) {
     x[t].assign(emb.begin() + long(tokens[t] * E), emb.begin() + long((tokens[t] + 1) * E));
     if (gemma)  // Gemma scales its embeddings by sqrt(n_embd)
@@ -205,8 +213,12 @@ std::vector<double> reference_forward(const std::string& path, const std::vector
   for (int l = 0; l < c.n_layer; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     // gpt-oss names its FFN input norm post_attention_norm.
+    // gemma4's kinds differ in head size and KV heads; a layer without attn_v uses K's projection.
+    const LayerAttention la = layer_attention(c, l);
+    const size_t hd = size_t(la.head_dim), HKV = size_t(la.n_head_kv);
     const Mat an = load(f, p + "attn_norm.weight"), wq = load(f, p + "attn_q.weight"),
-              wk = load(f, p + "attn_k.weight"), wv = load(f, p + "attn_v.weight"),
+              wk = load(f, p + "attn_k.weight"),
+              wv = f.find_tensor(p + "attn_v.weight") ? load(f, p + "attn_v.weight") : wk,
               wo = load(f, p + "attn_output.weight"),
               fn = load(f, p + (gptoss ? "post_attention_norm.weight" : "ffn_norm.weight"));
     Mat sinks, wo_b;
@@ -234,6 +246,11 @@ std::vector<double> reference_forward(const std::string& path, const std::vector
         for (size_t h = 0; h < H; ++h) q[t] = rmsnorm(q[t], qn, c.rms_eps, h * hd, hd);
         for (size_t h = 0; h < HKV; ++h) k[t] = rmsnorm(k[t], kn, c.rms_eps, h * hd, hd);
       }
+      if (gemma4) {  // V RMS-normed per head without a weight
+        Mat ones;
+        ones.assign(hd, 1.0);
+        for (size_t h = 0; h < HKV; ++h) v[t] = rmsnorm(v[t], ones, c.rms_eps, h * hd, hd);
+      }
       if (gptoss) {  // YaRN: the kernels' double-precision RoPE reference
         RopeParams r = c.rope;
         r.freq_base = float(base);
@@ -241,8 +258,12 @@ std::vector<double> reference_forward(const std::string& path, const std::vector
         rope_reference(k[t].data(), 1, k[t].size(), int(HKV), &positions[t], r);
         continue;
       }
-      for (size_t h = 0; h < H; ++h) rope_head(&q[t][h * hd], c, positions[t], base, fscale);
-      for (size_t h = 0; h < HKV; ++h) rope_head(&k[t][h * hd], c, positions[t], base, fscale);
+      const std::vector<double> no_ff;
+      const std::vector<double>& ff = gemma4 && !sliding ? rope_ff : no_ff;
+      for (size_t h = 0; h < H; ++h)
+        rope_head(&q[t][h * hd], c, positions[t], base, fscale, la.n_rot, ff);
+      for (size_t h = 0; h < HKV; ++h)
+        rope_head(&k[t][h * hd], c, positions[t], base, fscale, la.n_rot, ff);
     }
     for (size_t t = 0; t < T; ++t) {
       std::vector<double> att(H * hd, 0.0);
@@ -306,6 +327,8 @@ std::vector<double> reference_forward(const std::string& path, const std::vector
         }
       }
       for (size_t i = 0; i < E; ++i) x[t][i] += y[i];
+      if (gemma4 && f.find_tensor(p + "layer_output_scale.weight"))
+        for (double& e : x[t]) e *= load(f, p + "layer_output_scale.weight")[0];
     }
   }
   const Mat on = load(f, "output_norm.weight");
