@@ -91,6 +91,17 @@ const std::vector<SyntheticFamily>& synthetic_families() {
        "window on 5 of every 6 layers, 32K context) with a 4 x 256 draft",
        {{"target", Arch::Gemma3, 12, 768, 12, 4, 2048, 32768, 0, 0, 1e6f, std::nullopt, 128, 6},
         {"draft", Arch::Gemma3, 4, 256, 4, 2, 704, 32768, 0, 0, 1e6f, std::nullopt, 128, 2}}},
+      // Qwen3.5's hybrid layer as llama.cpp's qwen35 loads it: Gated DeltaNet layers (4-wide conv,
+      // key heads tiled over twice as many value heads) and every second layer gated attention
+      // (Q/K norms, sigmoid output gate, NeoX RoPE over half of each head as M-RoPE sections
+      // [s, s, s', 0], base 1e7).
+      {"tiny-qwen35",
+       "tiny qwen35 hybrid pair (Gated DeltaNet layers 0, 2 and gated attention layers 1, 3; "
+       "draft: one of each), for engine tests and the llama.cpp logit comparison",
+       {{"target", Arch::Qwen35, 4, 128, 4, 2, 352, 4096, 0, 0, 1e7f, std::nullopt, 0, 0, 2, 32,
+         2, 4, 4},
+        {"draft", Arch::Qwen35, 2, 64, 2, 1, 160, 4096, 0, 0, 1e7f, std::nullopt, 0, 0, 2, 16, 1,
+         2, 4}}},
   };
   return families;
 }
@@ -105,6 +116,16 @@ const SyntheticFamily& find_synthetic_family(const std::string& name) {
 }
 
 namespace {
+// qwen35's partial rotary factor (0.25 in Qwen3.5; half here so the tiny heads rotate 16 of 32)
+// and M-RoPE sections covering the rotated pairs as the converter's default [11, 11, 10, 0] does.
+int qwen35_n_rot(int head_dim) {
+  return head_dim / 2;
+}
+std::vector<int> qwen35_sections(int n_rot) {
+  const int pairs = n_rot / 2, s0 = (pairs + 2) / 3, s1 = (pairs + 1) / 3;
+  return {s0, s1, pairs - s0 - s1, 0};
+}
+
 // tiny-gpt-oss's YaRN (gpt-oss-20b's is x32 over 4096 positions).
 constexpr float kGptOssYarnFactor = 4.f;
 constexpr int kGptOssYarnOrigCtx = 1024;
@@ -150,6 +171,20 @@ ModelConfig synthetic_member_config(const SyntheticMemberSpec& m) {
     c.rope.beta_fast = 32.f;
     c.rope.beta_slow = 1.f;
     c.rope.n_ctx_orig = kGptOssYarnOrigCtx;
+  }
+  if (m.arch == Arch::Qwen35) {
+    c.qk_norm = true;
+    c.attn_output_gate = true;
+    c.rope.n_rot = qwen35_n_rot(c.head_dim);
+    c.rope_sections = qwen35_sections(c.rope.n_rot);
+    c.recurrent_layers.assign(size_t(m.n_layer), 0);
+    for (int il = 0; il < m.n_layer; ++il)
+      c.recurrent_layers[size_t(il)] = (il + 1) % m.full_attn_interval != 0;
+    c.ssm_d_conv = m.ssm_d_conv;
+    c.ssm_d_state = m.ssm_d_state;
+    c.ssm_n_group = m.ssm_n_group;
+    c.ssm_dt_rank = m.ssm_dt_rank;
+    c.ssm_d_inner = m.ssm_dt_rank * m.ssm_d_state;
   }
   if (m.arch == Arch::Gemma3) {
     c.qk_norm = true;
@@ -300,6 +335,44 @@ void gemma_norm(TensorSink& t, const std::string& name, uint64_t n) {
   t.vector(name, size_t(n), 1.0, 0.1);
 }
 
+// One qwen35 layer (llama_model_qwen35::load_arch_tensors): a gated attention layer (attn_q twice
+// q_dim wide: per head the query then the gate) or a Gated DeltaNet layer (attn_qkv, attn_gate,
+// ssm_beta, ssm_alpha, the f32 conv, dt bias, A = -exp(A_log) < 0, the shared head norm,
+// ssm_out), then post_attention_norm and the dense FFN. dt bias near -3 and A near -1 decay the
+// state by ~5% per token, so it remembers tens of tokens as trained models' slow heads do.
+void write_qwen35_layer(TensorSink& t, const SyntheticMemberSpec& m, int il, const std::string& p,
+                        double s, double s_res) {
+  const uint64_t E = uint64_t(m.n_embd), F = uint64_t(m.n_ff);
+  const uint64_t hd = E / uint64_t(m.n_head), Q = hd * uint64_t(m.n_head),
+                 KV = hd * uint64_t(m.n_head_kv);
+  t.vector(p + "attn_norm.weight", E, 1.0);
+  if ((il + 1) % m.full_attn_interval == 0) {
+    t.matrix(p + "attn_q.weight", {E, 2 * Q}, s);
+    t.matrix(p + "attn_k.weight", {E, KV}, s);
+    t.matrix(p + "attn_v.weight", {E, KV}, s);
+    gemma_norm(t, p + "attn_q_norm.weight", hd);
+    gemma_norm(t, p + "attn_k_norm.weight", hd);
+    t.matrix(p + "attn_output.weight", {Q, E}, s_res);
+  } else {
+    const uint64_t dk = uint64_t(m.ssm_d_state), H = uint64_t(m.ssm_dt_rank);
+    const uint64_t V = H * dk, conv = 2 * dk * uint64_t(m.ssm_n_group) + V;
+    t.matrix(p + "attn_qkv.weight", {E, conv}, s);
+    t.matrix(p + "attn_gate.weight", {E, V}, s);
+    t.matrix(p + "ssm_beta.weight", {E, H}, s);
+    t.matrix(p + "ssm_alpha.weight", {E, H}, s);
+    t.vector(p + "ssm_conv1d.weight", conv * uint64_t(m.ssm_d_conv), 0, 0.3,
+             {uint64_t(m.ssm_d_conv), conv});
+    t.vector(p + "ssm_dt.bias", H, -3.0, 0.5);
+    t.vector(p + "ssm_a", H, -1.0, 0.2);
+    gemma_norm(t, p + "ssm_norm.weight", dk);
+    t.matrix(p + "ssm_out.weight", {V, E}, s_res);
+  }
+  gemma_norm(t, p + "post_attention_norm.weight", E);
+  t.matrix(p + "ffn_gate.weight", {E, F}, s);
+  t.matrix(p + "ffn_up.weight", {E, F}, s);
+  t.matrix(p + "ffn_down.weight", {F, E}, s_res);
+}
+
 }  // namespace
 
 void set_synthetic_metadata(GgufWriter& w, const SyntheticMemberSpec& m, const std::string& family,
@@ -323,7 +396,18 @@ void set_synthetic_metadata(GgufWriter& w, const SyntheticMemberSpec& m, const s
   w.set(a + ".attention.head_count_kv", GgufValue::of_u32(uint32_t(m.n_head_kv)));
   w.set(a + ".attention.layer_norm_rms_epsilon", GgufValue::of_f32(1e-5f));
   w.set(a + ".rope.freq_base", GgufValue::of_f32(m.rope_base));
-  w.set(a + ".rope.dimension_count", GgufValue::of_u32(uint32_t(hd)));
+  w.set(a + ".rope.dimension_count",
+        GgufValue::of_u32(uint32_t(m.arch == Arch::Qwen35 ? qwen35_n_rot(int(hd)) : hd)));
+  if (m.arch == Arch::Qwen35) {
+    const std::vector<int> sec = qwen35_sections(qwen35_n_rot(int(hd)));
+    w.set(a + ".rope.dimension_sections", GgufValue::of_i32_array({sec[0], sec[1], sec[2], sec[3]}));
+    w.set(a + ".full_attention_interval", GgufValue::of_u32(uint32_t(m.full_attn_interval)));
+    w.set(a + ".ssm.conv_kernel", GgufValue::of_u32(uint32_t(m.ssm_d_conv)));
+    w.set(a + ".ssm.state_size", GgufValue::of_u32(uint32_t(m.ssm_d_state)));
+    w.set(a + ".ssm.group_count", GgufValue::of_u32(uint32_t(m.ssm_n_group)));
+    w.set(a + ".ssm.time_step_rank", GgufValue::of_u32(uint32_t(m.ssm_dt_rank)));
+    w.set(a + ".ssm.inner_size", GgufValue::of_u32(uint32_t(m.ssm_dt_rank * m.ssm_d_state)));
+  }
   if (m.attn_scale) w.set(a + ".attention.scale", GgufValue::of_f32(*m.attn_scale));
   if (m.arch == Arch::GptOss) {
     w.set(a + ".rope.scaling.type", GgufValue::of_string("yarn"));
@@ -361,6 +445,10 @@ void write_synthetic_model(const SyntheticMemberSpec& m, const std::string& fami
     const std::string p = "blk." + std::to_string(l) + ".";
     if (m.arch == Arch::GptOss) {
       write_gpt_oss_layer(t, m, p, s, s_res);
+      continue;
+    }
+    if (m.arch == Arch::Qwen35) {
+      write_qwen35_layer(t, m, l, p, s, s_res);
       continue;
     }
     t.vector(p + "attn_norm.weight", E, 1.0);
