@@ -137,7 +137,7 @@ void KVCache::recurrent_trim(size_t keep) {
 }
 
 size_t KVCache::full_layers() const {
-  return size_t(n_layer_ - ring_.n_layer);
+  return size_t(n_layer_ - ring_.n_layer) - rec_.states.size();
 }
 
 int KVCache::window(int layer) const {

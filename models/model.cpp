@@ -604,11 +604,11 @@ void Model::load_qwen35_layer(int il, const std::string& p, LayerWeights& L) {
   }
   L.ffn_norm = load_vector(f, p + "post_attention_norm.weight", E);
   if (!rec) {
-    L.wqkv = pack_rows(f,
-                       {&expect(f, p + "attn_q.weight", {E, 2 * Q}),
-                        &expect(f, p + "attn_k.weight", {E, KV}),
-                        &expect(f, p + "attn_v.weight", {E, KV})},
-                       E);
+    L.wqkv = pack_rows(
+        f,
+        {&expect(f, p + "attn_q.weight", {E, 2 * Q}), &expect(f, p + "attn_k.weight", {E, KV}),
+         &expect(f, p + "attn_v.weight", {E, KV})},
+        E);
     L.wo = pack_rows(f, {&expect(f, p + "attn_output.weight", {Q, E})}, Q);
     L.q_norm = load_vector(f, p + "attn_q_norm.weight", uint64_t(c.head_dim));
     L.k_norm = load_vector(f, p + "attn_k_norm.weight", uint64_t(c.head_dim));
@@ -622,9 +622,8 @@ void Model::load_qwen35_layer(int il, const std::string& p, LayerWeights& L) {
         E);
     const GgufTensorInfo& cw = expect(f, p + "ssm_conv1d.weight", {uint64_t(d.d_conv), conv});
     if (dtype_block_elems(cw.type) != 1)
-      throw GgufError("[model] " + f.path() + ": tensor '" + p +
-                      "ssm_conv1d.weight' has type " + std::string(dtype_name(cw.type)) +
-                      ", expected f32, f16 or bf16");
+      throw GgufError("[model] " + f.path() + ": tensor '" + p + "ssm_conv1d.weight' has type " +
+                      std::string(dtype_name(cw.type)) + ", expected f32, f16 or bf16");
     L.ssm_conv1d.resize(conv * uint64_t(d.d_conv));
     dequantize_row(cw.type, f.tensor_data(cw), L.ssm_conv1d.data(), L.ssm_conv1d.size());
     L.ssm_dt_bias = load_vector(f, p + "ssm_dt.bias", H);

@@ -130,12 +130,11 @@ class Model {
                                     std::span<const int32_t> positions, KVCache& cache,
                                     std::span<const int32_t> logits_rows,
                                     const ForwardHooks* hooks) const;
-  void gated_attention(int il, const float* xn, size_t T, const int32_t* positions,
-                       KVCache& cache, const ForwardHooks* hooks, float* out) const;
+  void gated_attention(int il, const float* xn, size_t T, const int32_t* positions, KVCache& cache,
+                       const ForwardHooks* hooks, float* out) const;
   void delta_net(int il, const float* xn, size_t T, KVCache& cache, ForwardProfile* prof,
                  float* out) const;
-  void advance_delta(int il, RecurrentState& state, const float* inputs, size_t n,
-                     float* o) const;
+  void advance_delta(int il, RecurrentState& state, const float* inputs, size_t n, float* o) const;
 
   GgufFile file_;
   ModelConfig cfg_;

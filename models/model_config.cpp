@@ -280,7 +280,8 @@ void read_hybrid(const GgufFile& f, const std::string& a, ModelConfig& c) {
     const int interval = bounded_int_or(f, fi, 4, 0, 1024);
     if (interval == 0) bad(f, fi, "an interval of 0 layers");
     c.recurrent_layers.assign(size_t(c.n_layer), 0);
-    for (int il = 0; il < c.n_layer; ++il) c.recurrent_layers[size_t(il)] = (il + 1) % interval != 0;
+    for (int il = 0; il < c.n_layer; ++il)
+      c.recurrent_layers[size_t(il)] = (il + 1) % interval != 0;
   }
   const std::string sk = a + "rope.dimension_sections";
   const GgufValue* sv = f.find(sk);
@@ -294,10 +295,9 @@ void read_hybrid(const GgufFile& f, const std::string& a, ModelConfig& c) {
     if (v < 0 || v > 1024) bad(f, sk, "section " + std::to_string(v) + " outside [0, 1024]");
     c.rope_sections[i] = int(v);
   }
-  const int sect_dims = c.rope_sections[0] + c.rope_sections[1] + c.rope_sections[2] +
-                        c.rope_sections[3];
-  if (c.rope_sections[0] + c.rope_sections[1] + c.rope_sections[2] == 0 ||
-      sect_dims > c.head_dim)
+  const int sect_dims =
+      c.rope_sections[0] + c.rope_sections[1] + c.rope_sections[2] + c.rope_sections[3];
+  if (c.rope_sections[0] + c.rope_sections[1] + c.rope_sections[2] == 0 || sect_dims > c.head_dim)
     bad(f, sk, "sections must be non-zero and sum to at most the head size");
   for (int i = 0; i < c.rope.n_rot / 2; ++i)
     if (!imrope_turns_by_position(c.rope_sections, i))

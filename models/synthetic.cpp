@@ -98,10 +98,10 @@ const std::vector<SyntheticFamily>& synthetic_families() {
       {"tiny-qwen35",
        "tiny qwen35 hybrid pair (Gated DeltaNet layers 0, 2 and gated attention layers 1, 3; "
        "draft: one of each), for engine tests and the llama.cpp logit comparison",
-       {{"target", Arch::Qwen35, 4, 128, 4, 2, 352, 4096, 0, 0, 1e7f, std::nullopt, 0, 0, 2, 32,
-         2, 4, 4},
-        {"draft", Arch::Qwen35, 2, 64, 2, 1, 160, 4096, 0, 0, 1e7f, std::nullopt, 0, 0, 2, 16, 1,
-         2, 4}}},
+       {{"target", Arch::Qwen35, 4, 128, 4, 2, 352, 4096, 0, 0, 1e7f, std::nullopt, 0, 0, 2, 32, 2,
+         4, 4},
+        {"draft", Arch::Qwen35, 2, 64, 2, 1, 160, 4096, 0, 0, 1e7f, std::nullopt, 0, 0, 2, 16, 1, 2,
+         4}}},
   };
   return families;
 }
@@ -400,7 +400,8 @@ void set_synthetic_metadata(GgufWriter& w, const SyntheticMemberSpec& m, const s
         GgufValue::of_u32(uint32_t(m.arch == Arch::Qwen35 ? qwen35_n_rot(int(hd)) : hd)));
   if (m.arch == Arch::Qwen35) {
     const std::vector<int> sec = qwen35_sections(qwen35_n_rot(int(hd)));
-    w.set(a + ".rope.dimension_sections", GgufValue::of_i32_array({sec[0], sec[1], sec[2], sec[3]}));
+    w.set(a + ".rope.dimension_sections",
+          GgufValue::of_i32_array({sec[0], sec[1], sec[2], sec[3]}));
     w.set(a + ".full_attention_interval", GgufValue::of_u32(uint32_t(m.full_attn_interval)));
     w.set(a + ".ssm.conv_kernel", GgufValue::of_u32(uint32_t(m.ssm_d_conv)));
     w.set(a + ".ssm.state_size", GgufValue::of_u32(uint32_t(m.ssm_d_state)));
