@@ -1,6 +1,6 @@
 // Model: weights loaded from a GGUF file and the transformer forward pass (llama / qwen2 / qwen3 /
 // gemma3 / gpt-oss, dense or top-k routed MoE FFN; sliding-window layers attend through the
-// cache's rings). Owns the forward computation and its scratch; never times,
+// cache's rings; qwen35's Gated DeltaNet layers keep their state in the cache). Owns the forward computation and its scratch; never times,
 // samples beyond argmax, or touches a tokenizer (see generation.h and tokenizer.h).
 #pragma once
 #include <cstdint>

@@ -2,7 +2,8 @@
 // Owns the mapping from metadata keys to numbers and their validation; knows nothing of weights
 // or tokenizers. Unsupported architectures are refused by name. Sliding-window architectures
 // (gemma3, gemma4, gpt-oss) get per-layer attention kinds read as llama.cpp 3f545bec reads them;
-// Model::load still refuses them until their forward pass exists.
+// Model::load still refuses them until their forward pass exists. qwen35 (Qwen3.5) gets its
+// hybrid layer kinds (Gated DeltaNet or gated attention) the same way.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
