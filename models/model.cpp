@@ -137,6 +137,29 @@ void rope_for(const ModelConfig& c, float* x, size_t n, size_t ld, int heads, co
     rope(x, n, ld, heads, pos, r);
 }
 
+// A top-k routed MoE FFN's router and experts (ffn_gate_inp, ffn_{gate,up,down}_exps): each
+// expert sliced out of the 3-D tensors as 2-D views in the file's type.
+void load_routed_experts(const GgufFile& f, const std::string& p, const ModelConfig& c,
+                         LayerWeights& L) {
+  const uint64_t E = uint64_t(c.n_embd), F = uint64_t(c.n_ff_expert), NE = uint64_t(c.n_expert);
+  L.w_router = pack_rows(f, {&expect(f, p + "ffn_gate_inp.weight", {E, NE})}, E);
+  const auto& g = expect(f, p + "ffn_gate_exps.weight", {E, F, NE});
+  const auto& u = expect(f, p + "ffn_up_exps.weight", {E, F, NE});
+  const auto& d = expect(f, p + "ffn_down_exps.weight", {F, E, NE});
+  for (uint64_t e = 0; e < NE; ++e) {
+    auto slice = [&](const GgufTensorInfo& t, uint64_t rows, uint64_t cols) {
+      GgufTensorInfo s = t;
+      s.dims = {cols, rows};
+      s.n_bytes = t.n_bytes / NE;
+      s.offset = t.offset + e * s.n_bytes;
+      return s;
+    };
+    GgufTensorInfo ge = slice(g, F, E), ue = slice(u, F, E), de = slice(d, E, F);
+    L.exp_gate_up.push_back(pack_rows(f, {&ge, &ue}, E));
+    L.exp_down.push_back(pack_rows(f, {&de}, F));
+  }
+}
+
 }  // namespace
 
 KVCache Model::make_cache(KVDType kv_dtype, size_t max_rollback) const {
@@ -195,7 +218,7 @@ void Model::load_weights() {
 
   // Llama 3.x's RoPE frequency factors (llama.cpp's LLM_TENSOR_ROPE_FREQS): one divisor per rotated
   // pair, written by the converter from the HF rope_scaling "llama3" parameters.
-  if (f.find_tensor("rope_freqs.weight") && c.arch == Arch::Qwen35)
+  if (f.find_tensor("rope_freqs.weight") && is_qwen35_arch(c.arch))
     throw GgufError("[model] " + f.path() +
                     ": tensor 'rope_freqs.weight': frequency factors are not supported for qwen35");
   if (f.find_tensor("rope_freqs.weight")) {
@@ -228,7 +251,7 @@ void Model::load_weights() {
       load_gpt_oss_layer(p, L);
       continue;
     }
-    if (c.arch == Arch::Qwen35) {
+    if (is_qwen35_arch(c.arch)) {
       load_qwen35_layer(l, p, L);
       continue;
     }
@@ -260,24 +283,7 @@ void Model::load_weights() {
           E);
       L.w_down = pack_rows(f, {&expect(f, p + "ffn_down.weight", {F, E})}, F);
     } else {
-      const uint64_t F = uint64_t(c.n_ff_expert), NE = uint64_t(c.n_expert);
-      L.w_router = pack_rows(f, {&expect(f, p + "ffn_gate_inp.weight", {E, NE})}, E);
-      const auto& g = expect(f, p + "ffn_gate_exps.weight", {E, F, NE});
-      const auto& u = expect(f, p + "ffn_up_exps.weight", {E, F, NE});
-      const auto& d = expect(f, p + "ffn_down_exps.weight", {F, E, NE});
-      for (uint64_t e = 0; e < NE; ++e) {
-        // Slice expert e out of each 3-D tensor as a 2-D view with the same type.
-        auto slice = [&](const GgufTensorInfo& t, uint64_t rows, uint64_t cols) {
-          GgufTensorInfo s = t;
-          s.dims = {cols, rows};
-          s.n_bytes = t.n_bytes / NE;
-          s.offset = t.offset + e * s.n_bytes;
-          return s;
-        };
-        GgufTensorInfo ge = slice(g, F, E), ue = slice(u, F, E), de = slice(d, E, F);
-        L.exp_gate_up.push_back(pack_rows(f, {&ge, &ue}, E));
-        L.exp_down.push_back(pack_rows(f, {&de}, F));
-      }
+      load_routed_experts(f, p, c, L);
     }
   }
   n_params_ = 0;
@@ -286,7 +292,7 @@ void Model::load_weights() {
   for (const auto& L : layers_) {
     weight_bytes_ += L.wqkv.bytes() + L.wo.bytes() + L.w_gate_up.bytes() + L.w_down.bytes() +
                      L.w_router.bytes() + L.moe_oai.bytes() + L.w_delta_in.bytes() +
-                     L.ssm_out.bytes();
+                     L.ssm_out.bytes() + L.w_shexp_gate.bytes();
     for (const auto& w : L.exp_gate_up) weight_bytes_ += w.bytes();
     for (const auto& w : L.exp_down) weight_bytes_ += w.bytes();
   }
@@ -439,7 +445,7 @@ void Model::store_pre_rope_kv(int layer0, int n_layers, const int32_t* positions
                               float* k, const float* v, size_t ld, KVCache& cache) const {
   const ModelConfig& c = cfg_;
   const size_t kvd = size_t(c.kv_dim());
-  if (c.arch == Arch::Qwen35)
+  if (is_qwen35_arch(c.arch))
     throw std::invalid_argument("store_pre_rope_kv: " + c.arch_name +
                                 " has recurrent and gated-attention layers; KV Prediction does not "
                                 "predict them");
@@ -493,7 +499,7 @@ std::vector<float> Model::forward(std::span<const int32_t> tokens,
   for (int32_t r : logits_rows)
     if (r < 0 || size_t(r) >= T) throw std::out_of_range("forward: logits row out of range");
   if (T == 0) return {};
-  if (c.arch == Arch::Qwen35) return forward_hybrid(tokens, positions, cache, logits_rows, hooks);
+  if (is_qwen35_arch(c.arch)) return forward_hybrid(tokens, positions, cache, logits_rows, hooks);
 
   const size_t E = size_t(c.n_embd), Qd = size_t(c.q_dim()), KVd = size_t(c.kv_dim());
   const size_t ldqkv = Qd + 2 * KVd;
@@ -631,10 +637,40 @@ void Model::load_qwen35_layer(int il, const std::string& p, LayerWeights& L) {
     L.ssm_norm = load_vector(f, p + "ssm_norm.weight", uint64_t(d.head_v_dim));
     L.ssm_out = pack_rows(f, {&expect(f, p + "ssm_out.weight", {V, E})}, V);
   }
+  if (c.n_expert > 0) {
+    // qwen35moe: routed experts, and the shared expert in w_gate_up / w_down (free in MoE layers)
+    // with its gate row.
+    load_routed_experts(f, p, c, L);
+    const uint64_t S = uint64_t(c.n_ff_shexp);
+    L.w_gate_up = pack_rows(f,
+                            {&expect(f, p + "ffn_gate_shexp.weight", {E, S}),
+                             &expect(f, p + "ffn_up_shexp.weight", {E, S})},
+                            E);
+    L.w_down = pack_rows(f, {&expect(f, p + "ffn_down_shexp.weight", {S, E})}, S);
+    GgufTensorInfo gate_row = expect(f, p + "ffn_gate_inp_shexp.weight", {E});
+    gate_row.dims = {E, 1};
+    L.w_shexp_gate = pack_rows(f, {&gate_row}, E);
+    return;
+  }
   const uint64_t F = uint64_t(c.n_ff);
   L.w_gate_up = pack_rows(
       f, {&expect(f, p + "ffn_gate.weight", {E, F}), &expect(f, p + "ffn_up.weight", {E, F})}, E);
   L.w_down = pack_rows(f, {&expect(f, p + "ffn_down.weight", {F, E})}, F);
+}
+
+// qwen35moe's FFN: the routed experts plus sigmoid(x . gate_inp_shexp) times the shared expert's
+// SwiGLU FFN (llama_model_qwen35moe::graph::build_layer_ffn).
+void Model::ffn_moe_shared(const LayerWeights& L, const float* xn, size_t T, float* out,
+                           ForwardProfile* prof) const {
+  const size_t E = size_t(cfg_.n_embd);
+  ffn_moe(L, xn, T, out, prof);
+  std::vector<float> sh(T * E), gate(T);
+  gated_ffn(L, xn, T, E, size_t(cfg_.n_ff_shexp), swiglu, sh.data(), prof);
+  timed_gemm(prof, xn, T, E, L.w_shexp_gate, gate.data(), 1);
+  for (size_t t = 0; t < T; ++t) {
+    const float g = 1.f / (1.f + std::exp(-gate[t]));
+    for (size_t j = 0; j < E; ++j) out[t * E + j] += sh[t * E + j] * g;
+  }
 }
 
 KVCache Model::make_hybrid_cache(KVDType kv_dtype) const {
@@ -768,7 +804,10 @@ std::vector<float> Model::forward_hybrid(std::span<const int32_t> tokens,
       gated_attention(l, xn.data(), T, positions.data(), cache, hooks, tmp.data());
     add_inplace(x.data(), tmp.data(), T * E);
     rmsnorm(x.data(), T, E, E, L.ffn_norm.data(), c.rms_eps, xn.data(), E);
-    ffn_dense(L, xn.data(), T, tmp.data(), prof);
+    if (c.n_expert > 0)
+      ffn_moe_shared(L, xn.data(), T, tmp.data(), prof);
+    else
+      ffn_dense(L, xn.data(), T, tmp.data(), prof);
     add_inplace(x.data(), tmp.data(), T * E);
   }
   cache.commit(T);

@@ -1,7 +1,8 @@
 // Model: weights loaded from a GGUF file and the transformer forward pass (llama / qwen2 / qwen3 /
 // gemma3 / gpt-oss, dense or top-k routed MoE FFN; sliding-window layers attend through the
-// cache's rings; qwen35's Gated DeltaNet layers keep their state in the cache). Owns the forward computation and its scratch; never times,
-// samples beyond argmax, or touches a tokenizer (see generation.h and tokenizer.h).
+// cache's rings; qwen35's Gated DeltaNet layers keep their state in the cache). Owns the forward
+// computation and its scratch; never times, samples beyond argmax, or touches a tokenizer (see
+// generation.h and tokenizer.h).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -71,6 +72,7 @@ struct LayerWeights {
   std::vector<float> ssm_a;        // [n_v_heads]: -exp(A_log), as GGUF stores it
   std::vector<float> ssm_norm;     // [head_v_dim], shared by the value heads
   PackedWeight ssm_out;            // rows: n_embd, cols: value_dim
+  PackedWeight w_shexp_gate;       // qwen35moe: rows 1, cols n_embd (the shared expert's gate)
 };
 
 class Model {
@@ -135,6 +137,8 @@ class Model {
   void delta_net(int il, const float* xn, size_t T, KVCache& cache, ForwardProfile* prof,
                  float* out) const;
   void advance_delta(int il, RecurrentState& state, const float* inputs, size_t n, float* o) const;
+  void ffn_moe_shared(const LayerWeights& L, const float* xn, size_t T, float* out,
+                      ForwardProfile* prof) const;
 
   GgufFile file_;
   ModelConfig cfg_;

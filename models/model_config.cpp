@@ -24,6 +24,8 @@ const char* arch_name(Arch a) {
       return "gpt-oss";
     case Arch::Qwen35:
       return "qwen35";
+    case Arch::Qwen35Moe:
+      return "qwen35moe";
   }
   return "?";
 }
@@ -57,6 +59,10 @@ bool has_recurrent_layers(const ModelConfig& c) {
   for (uint8_t r : c.recurrent_layers)
     if (r) return true;
   return false;
+}
+
+bool is_qwen35_arch(Arch a) {
+  return a == Arch::Qwen35 || a == Arch::Qwen35Moe;
 }
 
 DeltaLayerDims delta_layer_dims(const ModelConfig& c) {
@@ -334,11 +340,13 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
     c.arch = Arch::GptOss;
   } else if (c.arch_name == "qwen35") {
     c.arch = Arch::Qwen35;
+  } else if (c.arch_name == "qwen35moe") {
+    c.arch = Arch::Qwen35Moe;
   } else {
     bad(f, "general.architecture",
         "architecture '" + c.arch_name +
             "' is not supported (supported: llama, qwen2, qwen3, gemma3, gemma4, gpt-oss, "
-            "qwen35)");
+            "qwen35, qwen35moe)");
   }
   const std::string a = c.arch_name + ".";
   // Bounds are generous for real models and small enough that products cannot overflow.
@@ -403,11 +411,22 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
         bad(f, a + "expert_count", "Gemma 4's mixture of experts is not supported");
     }
   }
-  if (c.arch == Arch::Qwen35) read_hybrid(f, a, c);
+  if (is_qwen35_arch(c.arch)) read_hybrid(f, a, c);
   c.n_expert = bounded_int_or(f, a + "expert_count", 0, 0, 1024);
+  if (c.arch == Arch::Qwen35Moe && c.n_expert == 0) bad(f, a + "expert_count", "missing or 0");
+  if (c.arch == Arch::Qwen35 && c.n_expert > 0)
+    bad(f, a + "expert_count", "qwen35 has a dense FFN (experts are qwen35moe's)");
   if (c.n_expert > 0) {
     c.n_expert_used = bounded_int(f, a + "expert_used_count", 1, uint64_t(c.n_expert));
-    c.n_ff_expert = bounded_int_or(f, a + "expert_feed_forward_length", c.n_ff, 1, 1u << 18);
+    // qwen35moe's default is feed_forward_length / expert_used_count (llama.cpp).
+    const int def_ff = c.arch == Arch::Qwen35Moe ? c.n_ff / c.n_expert_used : c.n_ff;
+    c.n_ff_expert = bounded_int_or(f, a + "expert_feed_forward_length", def_ff, 1, 1u << 18);
+    if (c.arch == Arch::Qwen35Moe)
+      c.n_ff_shexp =
+          bounded_int_or(f, a + "expert_shared_feed_forward_length", c.n_ff, 1, 1u << 18);
+    if (c.n_ff_expert == 0) bad(f, a + "expert_feed_forward_length", "missing");
+    if (c.arch == Arch::Qwen35Moe && c.n_ff_shexp == 0)
+      bad(f, a + "expert_shared_feed_forward_length", "missing");
   } else if (c.n_ff == 0) {
     bad(f, a + "feed_forward_length", "missing");
   }
@@ -452,6 +471,7 @@ nlohmann::json config_json(const ModelConfig& c) {
     j["ssm_dt_rank"] = c.ssm_dt_rank;
     j["ssm_n_group"] = c.ssm_n_group;
   }
+  if (c.n_ff_shexp > 0) j["n_ff_shexp"] = c.n_ff_shexp;
   return j;
 }
 

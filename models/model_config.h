@@ -16,7 +16,7 @@ namespace accel {
 
 class GgufFile;
 
-enum class Arch { Llama, Qwen2, Qwen3, Gemma3, Gemma4, GptOss, Qwen35 };
+enum class Arch { Llama, Qwen2, Qwen3, Gemma3, Gemma4, GptOss, Qwen35, Qwen35Moe };
 
 struct ModelConfig {
   Arch arch = Arch::Llama;
@@ -83,6 +83,10 @@ struct ModelConfig {
   int n_layer_nextn = 0;
   // qwen35: attn_q emits, per head, the query then a sigmoid gate on the attention output.
   bool attn_output_gate = false;
+  // qwen35moe: the shared expert's FFN width ({arch}.expert_shared_feed_forward_length, default
+  // feed_forward_length); its output is scaled by sigmoid(x . ffn_gate_inp_shexp) and added to the
+  // routed experts'. 0 = no shared expert.
+  int n_ff_shexp = 0;
 
   int q_dim() const { return n_head * head_dim; }
   int kv_dim() const { return n_head_kv * head_dim; }
@@ -111,6 +115,8 @@ bool has_sliding_layers(const ModelConfig& c);
 // Hybrid models: whether layer il is a recurrent (Gated DeltaNet) layer.
 bool is_recurrent_layer(const ModelConfig& c, int il);
 bool has_recurrent_layers(const ModelConfig& c);
+// qwen35 or qwen35moe: the hybrid forward pass (Model::forward_hybrid).
+bool is_qwen35_arch(Arch a);
 
 // A Gated DeltaNet layer's sizes as qwen35 derives them from the ssm.* keys.
 struct DeltaLayerDims {

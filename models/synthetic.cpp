@@ -102,6 +102,16 @@ const std::vector<SyntheticFamily>& synthetic_families() {
          4, 4},
         {"draft", Arch::Qwen35, 2, 64, 2, 1, 160, 4096, 0, 0, 1e7f, std::nullopt, 0, 0, 2, 16, 1, 2,
          4}}},
+      // Qwen3.5-MoE's FFN on tiny-qwen35's layers: 8 routed experts of width 128 (top-2,
+      // softmax, renormalised) plus a sigmoid-gated shared expert of width 128; tiny-qwen35's
+      // dense draft.
+      {"tiny-qwen35-moe",
+       "tiny qwen35moe hybrid target (tiny-qwen35's layers, 8 experts top-2 and a gated shared "
+       "expert) with tiny-qwen35's dense draft, for engine tests and the llama.cpp comparison",
+       {{"target", Arch::Qwen35Moe, 4, 128, 4, 2, 128, 4096, 8, 2, 1e7f, std::nullopt, 0, 0, 2, 32,
+         2, 4, 4},
+        {"draft", Arch::Qwen35, 2, 64, 2, 1, 160, 4096, 0, 0, 1e7f, std::nullopt, 0, 0, 2, 16, 1, 2,
+         4}}},
   };
   return families;
 }
@@ -172,7 +182,7 @@ ModelConfig synthetic_member_config(const SyntheticMemberSpec& m) {
     c.rope.beta_slow = 1.f;
     c.rope.n_ctx_orig = kGptOssYarnOrigCtx;
   }
-  if (m.arch == Arch::Qwen35) {
+  if (is_qwen35_arch(m.arch)) {
     c.qk_norm = true;
     c.attn_output_gate = true;
     c.rope.n_rot = qwen35_n_rot(c.head_dim);
@@ -185,6 +195,7 @@ ModelConfig synthetic_member_config(const SyntheticMemberSpec& m) {
     c.ssm_n_group = m.ssm_n_group;
     c.ssm_dt_rank = m.ssm_dt_rank;
     c.ssm_d_inner = m.ssm_dt_rank * m.ssm_d_state;
+    if (m.arch == Arch::Qwen35Moe) c.n_ff_shexp = m.n_ff;
   }
   if (m.arch == Arch::Gemma3) {
     c.qk_norm = true;
@@ -368,6 +379,18 @@ void write_qwen35_layer(TensorSink& t, const SyntheticMemberSpec& m, int il, con
     t.matrix(p + "ssm_out.weight", {V, E}, s_res);
   }
   gemma_norm(t, p + "post_attention_norm.weight", E);
+  if (m.n_expert > 0) {  // qwen35moe: routed experts and the gated shared expert
+    const uint64_t NE = uint64_t(m.n_expert);
+    t.matrix(p + "ffn_gate_inp.weight", {E, NE}, s);
+    t.matrix(p + "ffn_gate_exps.weight", {E, F, NE}, s);
+    t.matrix(p + "ffn_up_exps.weight", {E, F, NE}, s);
+    t.matrix(p + "ffn_down_exps.weight", {F, E, NE}, s_res);
+    t.vector(p + "ffn_gate_inp_shexp.weight", E, 0, 0.1);
+    t.matrix(p + "ffn_gate_shexp.weight", {E, F}, s);
+    t.matrix(p + "ffn_up_shexp.weight", {E, F}, s);
+    t.matrix(p + "ffn_down_shexp.weight", {F, E}, s_res);
+    return;
+  }
   t.matrix(p + "ffn_gate.weight", {E, F}, s);
   t.matrix(p + "ffn_up.weight", {E, F}, s);
   t.matrix(p + "ffn_down.weight", {F, E}, s_res);
@@ -397,8 +420,8 @@ void set_synthetic_metadata(GgufWriter& w, const SyntheticMemberSpec& m, const s
   w.set(a + ".attention.layer_norm_rms_epsilon", GgufValue::of_f32(1e-5f));
   w.set(a + ".rope.freq_base", GgufValue::of_f32(m.rope_base));
   w.set(a + ".rope.dimension_count",
-        GgufValue::of_u32(uint32_t(m.arch == Arch::Qwen35 ? qwen35_n_rot(int(hd)) : hd)));
-  if (m.arch == Arch::Qwen35) {
+        GgufValue::of_u32(uint32_t(is_qwen35_arch(m.arch) ? qwen35_n_rot(int(hd)) : hd)));
+  if (is_qwen35_arch(m.arch)) {
     const std::vector<int> sec = qwen35_sections(qwen35_n_rot(int(hd)));
     w.set(a + ".rope.dimension_sections",
           GgufValue::of_i32_array({sec[0], sec[1], sec[2], sec[3]}));
@@ -408,6 +431,8 @@ void set_synthetic_metadata(GgufWriter& w, const SyntheticMemberSpec& m, const s
     w.set(a + ".ssm.group_count", GgufValue::of_u32(uint32_t(m.ssm_n_group)));
     w.set(a + ".ssm.time_step_rank", GgufValue::of_u32(uint32_t(m.ssm_dt_rank)));
     w.set(a + ".ssm.inner_size", GgufValue::of_u32(uint32_t(m.ssm_dt_rank * m.ssm_d_state)));
+    if (m.arch == Arch::Qwen35Moe)
+      w.set(a + ".expert_shared_feed_forward_length", GgufValue::of_u32(uint32_t(F)));
   }
   if (m.attn_scale) w.set(a + ".attention.scale", GgufValue::of_f32(*m.attn_scale));
   if (m.arch == Arch::GptOss) {
@@ -448,7 +473,7 @@ void write_synthetic_model(const SyntheticMemberSpec& m, const std::string& fami
       write_gpt_oss_layer(t, m, p, s, s_res);
       continue;
     }
-    if (m.arch == Arch::Qwen35) {
+    if (is_qwen35_arch(m.arch)) {
       write_qwen35_layer(t, m, l, p, s, s_res);
       continue;
     }

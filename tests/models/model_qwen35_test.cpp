@@ -75,6 +75,21 @@ TEST_F(Qwen35, BothMembersMatchNaiveDoubleForward) {
   }
 }
 
+// tiny-qwen35-moe's target (routed experts plus the gated shared expert) against the naive
+// forward with the same tolerance and reasoning, and its batch invariance (chunkings, a decode
+// step inside the whole prefill).
+TEST(Qwen35Moe, MatchesNaiveDoubleForwardAndIsBatchInvariant) {
+  test::TempDir dir;
+  const auto paths = make_synthetic_family("tiny-qwen35-moe", dir.path().string(), 7, DType::F32);
+  auto m = Model::load(paths[0]);
+  EXPECT_EQ(m->config().arch, Arch::Qwen35Moe);
+  EXPECT_EQ(m->config().n_ff_shexp, 128);
+  const auto toks = seeded_tokens(37, m->config().n_vocab, 3);
+  const auto got = all_logits(*m, toks, 16);
+  EXPECT_TRUE(test::near_all(got, test::reference_forward(paths[0], toks), 1e-4, 1e-4));
+  for (size_t chunk : {1, 5, 37}) EXPECT_TRUE(test::bit_equal(all_logits(*m, toks, chunk), got));
+}
+
 // A sparse prefill (kept tokens at their original positions): attention layers mask by position
 // and recurrent layers consume only the kept tokens, in order, on both sides.
 TEST_F(Qwen35, SparsePositionsMatchNaiveDoubleForward) {

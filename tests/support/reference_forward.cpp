@@ -287,11 +287,39 @@ std::vector<std::vector<double>> hybrid_layers(const GgufFile& f, const ModelCon
         out[t] = matvec(wo, att);
       }
     }
-    const Mat fn = load(f, p + "post_attention_norm.weight"), fg = load(f, p + "ffn_gate.weight"),
-              fu = load(f, p + "ffn_up.weight"), fd = load(f, p + "ffn_down.weight");
+    // The FFN: dense, or (qwen35moe) the shared expert scaled by sigmoid(x . gate_inp_shexp) plus
+    // the top-k of the softmax over experts, renormalised.
+    const bool moe = c.n_expert > 0;
+    const std::string sh = moe ? "_shexp" : "";
+    const Mat fn = load(f, p + "post_attention_norm.weight"),
+              fg = load(f, p + "ffn_gate" + sh + ".weight"),
+              fu = load(f, p + "ffn_up" + sh + ".weight"),
+              fd = load(f, p + "ffn_down" + sh + ".weight");
     for (size_t t = 0; t < T; ++t) {
       for (size_t i = 0; i < E; ++i) x[t][i] += out[t][i];
-      const auto y = swiglu_ffn(fg, fu, fd, rmsnorm(x[t], fn, c.rms_eps));
+      const auto xn = rmsnorm(x[t], fn, c.rms_eps);
+      auto y = swiglu_ffn(fg, fu, fd, xn);
+      if (moe) {
+        const Mat sg = load(f, p + "ffn_gate_inp_shexp.weight");
+        double dot = 0;
+        for (size_t i = 0; i < E; ++i) dot += sg[i] * xn[i];
+        for (double& e : y) e /= 1.0 + std::exp(-dot);
+        auto r = matvec(load(f, p + "ffn_gate_inp.weight"), xn);
+        const double mx = *std::max_element(r.begin(), r.end());
+        for (auto& e : r) e = std::exp(e - mx);
+        std::vector<size_t> idx(r.size());
+        std::iota(idx.begin(), idx.end(), 0);
+        std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return r[a] > r[b]; });
+        double wsum = 0;
+        for (int i = 0; i < c.n_expert_used; ++i) wsum += r[idx[size_t(i)]];
+        for (int i = 0; i < c.n_expert_used; ++i) {
+          const size_t e = idx[size_t(i)];
+          const auto ye = swiglu_ffn(load(f, p + "ffn_gate_exps.weight", e),
+                                     load(f, p + "ffn_up_exps.weight", e),
+                                     load(f, p + "ffn_down_exps.weight", e), xn);
+          for (size_t j = 0; j < E; ++j) y[j] += r[e] / wsum * ye[j];
+        }
+      }
       for (size_t i = 0; i < E; ++i) x[t][i] += y[i];
     }
   }
@@ -327,8 +355,8 @@ std::vector<double> reference_forward(const std::string& path, const std::vector
       for (double& e : x[t]) e *= std::sqrt(double(E));
   }
 
-  if (c.arch == Arch::Qwen35) x = hybrid_layers(f, c, std::move(x), positions);
-  for (int l = 0; l < (c.arch == Arch::Qwen35 ? 0 : c.n_layer); ++l) {
+  if (is_qwen35_arch(c.arch)) x = hybrid_layers(f, c, std::move(x), positions);
+  for (int l = 0; l < (is_qwen35_arch(c.arch) ? 0 : c.n_layer); ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     // gpt-oss names its FFN input norm post_attention_norm.
     const Mat an = load(f, p + "attn_norm.weight"), wq = load(f, p + "attn_q.weight"),
