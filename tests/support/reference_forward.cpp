@@ -173,6 +173,31 @@ std::vector<double> moe_oai(const GgufFile& f, const std::string& p, const Model
   return y;
 }
 
+// A top-k routed MoE FFN (llama's and qwen35moe's): softmax over the router, the top
+// n_expert_used (ties to the lower index), their weights renormalised, SwiGLU experts summed.
+std::vector<double> routed_moe(const GgufFile& f, const std::string& p, const ModelConfig& c,
+                               const std::vector<double>& xn) {
+  auto r = matvec(load(f, p + "ffn_gate_inp.weight"), xn);
+  const double mx = *std::max_element(r.begin(), r.end());
+  double sum = 0;
+  for (auto& e : r) sum += (e = std::exp(e - mx));
+  for (auto& e : r) e /= sum;
+  std::vector<size_t> idx(r.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return r[a] > r[b]; });
+  double wsum = 0;
+  for (int i = 0; i < c.n_expert_used; ++i) wsum += r[idx[size_t(i)]];
+  std::vector<double> y(xn.size(), 0.0);
+  for (int i = 0; i < c.n_expert_used; ++i) {
+    const size_t e = idx[size_t(i)];
+    const auto ye =
+        swiglu_ffn(load(f, p + "ffn_gate_exps.weight", e), load(f, p + "ffn_up_exps.weight", e),
+                   load(f, p + "ffn_down_exps.weight", e), xn);
+    for (size_t j = 0; j < y.size(); ++j) y[j] += r[e] / wsum * ye[j];
+  }
+  return y;
+}
+
 // qwen35 (llama.cpp src/models/qwen35.cpp), every layer x += mixer(rmsnorm(x)); x +=
 // ffn(rmsnorm(x)) with the FFN norm named post_attention_norm. The mixer of a recurrent layer is
 // Gated DeltaNet written from its definition in double: the depthwise causal conv (zero history)
@@ -304,21 +329,8 @@ std::vector<std::vector<double>> hybrid_layers(const GgufFile& f, const ModelCon
         double dot = 0;
         for (size_t i = 0; i < E; ++i) dot += sg[i] * xn[i];
         for (double& e : y) e /= 1.0 + std::exp(-dot);
-        auto r = matvec(load(f, p + "ffn_gate_inp.weight"), xn);
-        const double mx = *std::max_element(r.begin(), r.end());
-        for (auto& e : r) e = std::exp(e - mx);
-        std::vector<size_t> idx(r.size());
-        std::iota(idx.begin(), idx.end(), 0);
-        std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return r[a] > r[b]; });
-        double wsum = 0;
-        for (int i = 0; i < c.n_expert_used; ++i) wsum += r[idx[size_t(i)]];
-        for (int i = 0; i < c.n_expert_used; ++i) {
-          const size_t e = idx[size_t(i)];
-          const auto ye = swiglu_ffn(load(f, p + "ffn_gate_exps.weight", e),
-                                     load(f, p + "ffn_up_exps.weight", e),
-                                     load(f, p + "ffn_down_exps.weight", e), xn);
-          for (size_t j = 0; j < E; ++j) y[j] += r[e] / wsum * ye[j];
-        }
+        const auto routed = routed_moe(f, p, c, xn);
+        for (size_t j = 0; j < E; ++j) y[j] += routed[j];
       }
       for (size_t i = 0; i < E; ++i) x[t][i] += y[i];
     }
@@ -441,23 +453,7 @@ std::vector<double> reference_forward(const std::string& path, const std::vector
         y = swiglu_ffn(load(f, p + "ffn_gate.weight"), load(f, p + "ffn_up.weight"),
                        load(f, p + "ffn_down.weight"), xn);
       } else {
-        auto r = matvec(load(f, p + "ffn_gate_inp.weight"), xn);
-        const double mx = *std::max_element(r.begin(), r.end());
-        double sum = 0;
-        for (auto& e : r) sum += (e = std::exp(e - mx));
-        for (auto& e : r) e /= sum;
-        std::vector<size_t> idx(r.size());
-        std::iota(idx.begin(), idx.end(), 0);
-        std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return r[a] > r[b]; });
-        double wsum = 0;
-        for (int i = 0; i < c.n_expert_used; ++i) wsum += r[idx[size_t(i)]];
-        for (int i = 0; i < c.n_expert_used; ++i) {
-          const size_t e = idx[size_t(i)];
-          const auto ye = swiglu_ffn(load(f, p + "ffn_gate_exps.weight", e),
-                                     load(f, p + "ffn_up_exps.weight", e),
-                                     load(f, p + "ffn_down_exps.weight", e), xn);
-          for (size_t j = 0; j < E; ++j) y[j] += r[e] / wsum * ye[j];
-        }
+        y = routed_moe(f, p, c, xn);
       }
       for (size_t i = 0; i < E; ++i) x[t][i] += y[i];
     }
