@@ -17,8 +17,8 @@ namespace {
 
 const Model& hybrid_target() {
   static test::TempDir dir;
-  static const std::unique_ptr<Model> m = Model::load(
-      make_synthetic_family("tiny-qwen35", dir.path().string(), 0, DType::F32).at(0));
+  static const std::unique_ptr<Model> m =
+      Model::load(make_synthetic_family("tiny-qwen35", dir.path().string(), 0, DType::F32).at(0));
   return *m;
 }
 
