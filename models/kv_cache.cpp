@@ -52,8 +52,92 @@ KVCache::KVCache(const std::vector<KVLayerShape>& layers, KVDType dtype, size_t 
   ring_.pos.assign(ring_.slots, INT32_MAX);
 }
 
+KVCache::KVCache(RecurrentLayers r, int n_kv_heads, int head_dim, KVDType dtype)
+    : n_layer_(int(r.layers.size())), kv_dim_(n_kv_heads * head_dim) {
+  validate(r.state);
+  if (r.input_width == 0 || !r.replay)
+    throw std::invalid_argument("KVCache: recurrent layers need an input width and a replay");
+  int n_attn = 0;
+  for (uint8_t rec : r.layers) {
+    rec_.index.push_back(rec ? int(rec_.states.size()) : -1);
+    local_.push_back(rec ? INT_MIN : n_attn++);
+    if (rec) rec_.states.emplace_back(r.state);
+  }
+  rec_.inputs.resize(rec_.states.size());
+  rec_.width = r.input_width;
+  rec_.replay = std::move(r.replay);
+  if (n_attn > 0) storage_ = make_kv_storage(dtype, n_attn, n_kv_heads, head_dim);
+}
+
+bool KVCache::is_recurrent(int layer) const {
+  return !rec_.index.empty() && layer >= 0 && layer < n_layer_ && rec_.index[size_t(layer)] >= 0;
+}
+
+RecurrentState& KVCache::recurrent_state(int layer) {
+  ACCEL_CHECK(is_recurrent(layer), "layer %d holds no recurrent state", layer);
+  return rec_.states[size_t(rec_.index[size_t(layer)])];
+}
+
+const RecurrentState& KVCache::recurrent_state(int layer) const {
+  ACCEL_CHECK(is_recurrent(layer), "layer %d holds no recurrent state", layer);
+  return rec_.states[size_t(rec_.index[size_t(layer)])];
+}
+
+float* KVCache::recurrent_inputs(int layer, size_t n) {
+  ACCEL_CHECK(is_recurrent(layer), "layer %d holds no recurrent state", layer);
+  ACCEL_CHECK(n == rec_.logged, "recurrent inputs of %zu tokens for a staged batch of %zu", n,
+              rec_.logged);
+  std::vector<float>& in = rec_.inputs[size_t(rec_.index[size_t(layer)])];
+  in.resize(n * rec_.width);
+  return in.data();
+}
+
+size_t KVCache::recurrent_bytes() const {
+  size_t b = 0;
+  for (const RecurrentState& s : rec_.states) b += s.bytes();
+  return b;
+}
+
+// Every state is checkpointed at the last committed entry; a state a failed batch left advanced
+// goes back to its checkpoint first.
+void KVCache::recurrent_stage(size_t n) {
+  for (RecurrentState& s : rec_.states) {
+    if (s.tokens() != n_) {
+      ACCEL_CHECK(s.has_checkpoint() && s.checkpoint_tokens() == n_,
+                  "recurrent state at %zu tokens, cache at %zu", s.tokens(), n_);
+      s.rollback();
+    }
+    s.checkpoint();
+  }
+  rec_.base = n_;
+  rec_.logged = n;
+}
+
+void KVCache::recurrent_trim(size_t keep) {
+  if (rec_.states.empty() || keep == n_) return;
+  if (keep == 0) {
+    for (RecurrentState& s : rec_.states) s.clear();
+    rec_.logged = rec_.base = 0;
+    return;
+  }
+  if (keep < rec_.base)
+    throw std::logic_error("KVCache::trim: rolling back to " + std::to_string(keep) +
+                           " entries: recurrent layers roll back only to the start of the last "
+                           "batch (entry " +
+                           std::to_string(rec_.base) + ") or to an empty cache");
+  const size_t n = keep - rec_.base;
+  for (size_t i = 0; i < rec_.states.size(); ++i) {
+    RecurrentState& s = rec_.states[i];
+    s.rollback();
+    int layer = 0;
+    while (rec_.index[size_t(layer)] != int(i)) ++layer;
+    if (n > 0) rec_.replay(layer, s, rec_.inputs[i].data(), n);
+    s.advance(n);
+  }
+}
+
 size_t KVCache::full_layers() const {
-  return size_t(n_layer_ - ring_.n_layer);
+  return size_t(n_layer_ - ring_.n_layer) - rec_.states.size();
 }
 
 int KVCache::window(int layer) const {
@@ -68,6 +152,7 @@ void KVCache::ring_forget(size_t from, size_t to) {
 
 void KVCache::trim(size_t n) {
   const size_t keep = n >= n_ ? 0 : n_ - n;
+  recurrent_trim(keep);  // first: it throws before changing anything (hybrids have no rings)
   // The next entry (at index keep) needs entries [keep - window + 1, keep); entry x's slot was
   // overwritten once entry x + R was written, i.e. when x + R < high_.
   const size_t lo = keep + 1 > size_t(ring_.window) ? keep + 1 - size_t(ring_.window) : 0;
@@ -84,6 +169,8 @@ void KVCache::trim(size_t n) {
 
 void KVCache::clear() {
   std::fill(ring_.pos.begin(), ring_.pos.end(), INT32_MAX);
+  for (RecurrentState& s : rec_.states) s.clear();
+  rec_.logged = rec_.base = 0;
   n_ = high_ = 0;
 }
 
@@ -92,6 +179,9 @@ void KVCache::release() {
   if (ring_.storage) ring_.storage->release();  // the slot count stays: grow() reallocates
   std::vector<int32_t>().swap(ring_.pos);
   std::vector<int32_t>().swap(pos_);
+  for (RecurrentState& s : rec_.states) s.clear();
+  for (auto& in : rec_.inputs) std::vector<float>().swap(in);
+  rec_.logged = rec_.base = 0;
   n_ = cap_ = high_ = 0;
 }
 
@@ -103,17 +193,21 @@ size_t KVCache::bytes_per_entry() const {
 size_t KVCache::bytes() const {
   const size_t full = storage_ ? full_layers() * storage_->row_bytes() : 0;
   const size_t ring = ring_.storage ? size_t(ring_.n_layer) * ring_.storage->row_bytes() : 0;
-  return n_ * (full + sizeof(int32_t)) + std::min(n_, size_t(ring_.window)) * ring;
+  return n_ * (full + sizeof(int32_t)) + std::min(n_, size_t(ring_.window)) * ring +
+         recurrent_bytes();
 }
 size_t KVCache::allocated_bytes() const {
   const size_t full = storage_ ? full_layers() * storage_->row_bytes() : 0;
   const size_t ring = ring_.storage ? size_t(ring_.n_layer) * ring_.storage->row_bytes() : 0;
-  return cap_ * (full + sizeof(int32_t)) + ring_.pos.size() * (ring + sizeof(int32_t));
+  size_t rec = 0;  // states, their checkpoints and the logged inputs
+  for (const RecurrentState& s : rec_.states) rec += s.bytes() + s.checkpoint_bytes();
+  for (const auto& in : rec_.inputs) rec += in.capacity() * sizeof(float);
+  return cap_ * (full + sizeof(int32_t)) + ring_.pos.size() * (ring + sizeof(int32_t)) + rec;
 }
 
 void KVCache::grow(size_t need) {
   if (need <= cap_) return;
-  ACCEL_CHECK(storage_ != nullptr || ring_.storage != nullptr,
+  ACCEL_CHECK(storage_ != nullptr || ring_.storage != nullptr || has_recurrent(),
               "a default-constructed KVCache has no storage to grow");
   if (ring_.storage && ring_.pos.empty()) {  // after release()
     ring_.storage->resize(ring_.slots);
@@ -139,6 +233,7 @@ void KVCache::stage(const int32_t* positions, size_t n) {
     high_ = n_ + n;
   }
   std::copy(positions, positions + n, pos_.begin() + std::ptrdiff_t(n_));
+  if (has_recurrent()) recurrent_stage(n);
 }
 
 // Writing past the capacity would land outside the storage; a wrong layer in another layer's rows.
@@ -146,6 +241,7 @@ void KVCache::check_batch(int layer, size_t n) const {
   ACCEL_CHECK(n_ + n <= cap_, "a batch of %zu entries after %zu: capacity %zu (stage() first)", n,
               n_, cap_);
   ACCEL_CHECK(layer >= 0 && layer < n_layer_, "layer %d of %d", layer, n_layer_);
+  ACCEL_CHECK(!is_recurrent(layer), "layer %d is recurrent: it has no K/V rows", layer);
 }
 
 void KVCache::attend(int layer, const AttentionShape& shape, const float* q, size_t ldq,
@@ -200,6 +296,9 @@ void KVCache::store(int layer, const float* k, const float* v, size_t ld, size_t
 void KVCache::commit(size_t n) {
   ACCEL_CHECK(n_ + n <= cap_, "commit of %zu entries after %zu: capacity %zu (stage() first)", n,
               n_, cap_);
+  for (const RecurrentState& s : rec_.states)
+    ACCEL_CHECK(s.tokens() == n_ + n, "commit of %zu entries after %zu: a recurrent state has %zu",
+                n, n_, s.tokens());
   if (ring_.slots) {
     const size_t end = n_ + n;
     for (size_t e = std::max(n_, end > ring_.slots ? end - ring_.slots : 0); e < end; ++e)
@@ -209,6 +308,9 @@ void KVCache::commit(size_t n) {
 }
 
 const float* KVCache::f32_keys(int layer) const {
+  if (is_recurrent(layer))
+    throw std::logic_error("KVCache::f32_keys: layer " + std::to_string(layer) +
+                           " is a recurrent layer; it keeps a state, not keys");
   if (!local_.empty() && local_[size_t(layer)] < 0)
     throw std::logic_error(
         "KVCache::f32_keys: layer " + std::to_string(layer) +

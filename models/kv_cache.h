@@ -23,12 +23,14 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "kernels/attention.h"
 #include "models/kv_storage.h"
+#include "models/recurrent_state.h"
 
 namespace accel {
 
@@ -37,6 +39,21 @@ struct KVLayerShape {
   int n_kv_heads = 0;
   int head_dim = 0;
   int window = 0;
+};
+
+// Re-runs a recurrent layer's kernels over the first n rows of the inputs the last batch logged
+// for it (KVCache::recurrent_inputs), advancing `state` from its checkpoint; what trim() replays.
+// Supplied by the model that made the cache (Model::make_cache), which must outlive it.
+using RecurrentReplay =
+    std::function<void(int layer, RecurrentState& state, const float* inputs, size_t n)>;
+
+// A hybrid model's recurrent layers as the cache holds them: flags per layer, one state shape for
+// all of them, the floats each token's logged inputs take, and the replay.
+struct RecurrentLayers {
+  std::vector<uint8_t> layers;  // [n_layer]: non-zero for a recurrent layer
+  RecurrentStateShape state;
+  size_t input_width = 0;
+  RecurrentReplay replay;
 };
 
 class KVCache {
@@ -51,6 +68,17 @@ class KVCache {
   // (rounded up to 64). Throws std::invalid_argument when the kinds mix shapes or windows, when
   // max_rollback is 0 while a layer slides, or for a storage type a ring cannot hold (kivi).
   KVCache(const std::vector<KVLayerShape>& layers, KVDType dtype, size_t max_rollback);
+  // Hybrid models (qwen35): the flagged layers hold a RecurrentState instead of K/V; the others
+  // are full attention layers of n_kv_heads x head_dim in one linear store.
+  //
+  // Rollback of recurrent layers, which cannot drop entries: stage() checkpoints every state at
+  // the last committed entry and the forward pass logs the batch's per-token layer inputs
+  // (recurrent_inputs); trim() restores the checkpoint and replays the kept tokens' inputs. The
+  // kernels scan in token order on every path, so the replayed state equals the state of
+  // decoding those tokens one by one, bit for bit (recurrent_state.h says why replay rather than
+  // a state per token). Hence a rollback reaches back at most to the start of the last batch
+  // (or to an empty cache); further is refused (std::logic_error).
+  KVCache(RecurrentLayers recurrent, int n_kv_heads, int head_dim, KVDType dtype);
   KVCache(KVCache&&) noexcept = default;
   KVCache& operator=(KVCache&&) noexcept = default;
 
@@ -104,6 +132,17 @@ class KVCache {
   size_t ring_slots() const { return ring_.slots; }
   size_t max_rollback() const { return ring_.slots ? ring_.slots - size_t(ring_.window) : 0; }
 
+  // Recurrent layers (hybrid models; see the constructor).
+  bool is_recurrent(int layer) const;
+  bool has_recurrent() const { return !rec_.states.empty(); }
+  RecurrentState& recurrent_state(int layer);
+  const RecurrentState& recurrent_state(int layer) const;
+  // The staged batch's inputs of recurrent layer `layer`: [n][input_width] floats for the model
+  // to fill (n = the staged batch size), kept until the next stage() for trim()'s replay.
+  float* recurrent_inputs(int layer, size_t n);
+  // Bytes of the recurrent states themselves (fixed: independent of the context length).
+  size_t recurrent_bytes() const;
+
  private:
   // The sliding layers' storage: R slots per layer, slot positions of committed entries.
   struct Ring {
@@ -129,6 +168,19 @@ class KVCache {
   // Per layer: its index in storage_ (>= 0) or, as -1 - i, in the ring. Empty: every layer full.
   std::vector<int> local_;
   Ring ring_;
+  // Recurrent layers: states, each one's logged inputs of the last batch, and where it started.
+  struct Recurrent {
+    std::vector<RecurrentState> states;
+    std::vector<int> index;  // [n_layer]: the layer's state or -1
+    std::vector<std::vector<float>> inputs;
+    size_t width = 0;
+    size_t logged = 0;  // tokens the inputs hold (the last staged batch)
+    size_t base = 0;    // entries committed when that batch was staged (the checkpoint's)
+    RecurrentReplay replay;
+  };
+  void recurrent_stage(size_t n);
+  void recurrent_trim(size_t keep);  // throws before changing anything when keep is out of reach
+  Recurrent rec_;
   size_t high_ = 0;  // entries written so far that a rollback may have to forget (high-water)
 };
 

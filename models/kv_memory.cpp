@@ -42,6 +42,11 @@ AttentionLayout attention_layout(const ModelConfig& c, std::string name, std::st
   l.n_head = c.n_head;
   l.n_ctx = c.n_ctx;
   l.attn_scale = attention_scale(c);
+  // Hybrid memory (attention layers' K/V plus each recurrent layer's fixed state) is not laid out
+  // here yet; counting every layer as attention would overstate the K/V and omit the state.
+  if (has_recurrent_layers(c))
+    throw std::invalid_argument(l.name + ": " + c.arch_name +
+                                " has recurrent layers; kvcalc does not size hybrid memory yet");
   if (c.n_swa == 0 && c.n_head_kv_layer.empty()) {
     l.groups = {{"full", c.n_layer, c.n_head_kv, c.head_dim, 0}};
     return l;

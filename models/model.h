@@ -1,7 +1,8 @@
 // Model: weights loaded from a GGUF file and the transformer forward pass (llama / qwen2 / qwen3 /
 // gemma3 / gpt-oss, dense or top-k routed MoE FFN; sliding-window layers attend through the
-// cache's rings). Owns the forward computation and its scratch; never times,
-// samples beyond argmax, or touches a tokenizer (see generation.h and tokenizer.h).
+// cache's rings; qwen35's Gated DeltaNet layers keep their state in the cache). Owns the forward
+// computation and its scratch; never times, samples beyond argmax, or touches a tokenizer (see
+// generation.h and tokenizer.h).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -68,6 +69,17 @@ struct LayerWeights {
   size_t q_dim = 0, kv_dim = 0;
   bool v_norm = false;
   float out_scale = 1.f;
+  // qwen35 attention layers: wqkv's first 2 q_dim rows are attn_q's, per head the query's
+  // head_dim rows then the output gate's. Gated DeltaNet layers: w_delta_in packs attn_qkv
+  // (conv_channels rows), attn_gate (z, value_dim), ssm_beta and ssm_alpha (n_v_heads each), so
+  // one GEMM gives a token's whole logged input (KVCache::recurrent_inputs).
+  PackedWeight w_delta_in;         // rows: conv_channels + value_dim + 2 n_v_heads, cols: n_embd
+  std::vector<float> ssm_conv1d;   // [conv_channels][d_conv]
+  std::vector<float> ssm_dt_bias;  // [n_v_heads]
+  std::vector<float> ssm_a;        // [n_v_heads]: -exp(A_log), as GGUF stores it
+  std::vector<float> ssm_norm;     // [head_v_dim], shared by the value heads
+  PackedWeight ssm_out;            // rows: n_embd, cols: value_dim
+  PackedWeight w_shexp_gate;       // qwen35moe: rows 1, cols n_embd (the shared expert's gate)
 };
 
 class Model {
@@ -120,6 +132,21 @@ class Model {
                    ForwardProfile* prof) const;
   void ffn_moe(const LayerWeights& L, const float* xn, size_t T, float* out,
                ForwardProfile* prof) const;
+  // qwen35 (hybrid): loading, the cache with recurrent layers, the forward pass and its two
+  // layer kinds (gated attention; Gated DeltaNet, whose state advance trim() also replays).
+  void load_qwen35_layer(int il, const std::string& prefix, LayerWeights& L);
+  KVCache make_hybrid_cache(KVDType kv_dtype) const;
+  std::vector<float> forward_hybrid(std::span<const int32_t> tokens,
+                                    std::span<const int32_t> positions, KVCache& cache,
+                                    std::span<const int32_t> logits_rows,
+                                    const ForwardHooks* hooks) const;
+  void gated_attention(int il, const float* xn, size_t T, const int32_t* positions, KVCache& cache,
+                       const ForwardHooks* hooks, float* out) const;
+  void delta_net(int il, const float* xn, size_t T, KVCache& cache, ForwardProfile* prof,
+                 float* out) const;
+  void advance_delta(int il, RecurrentState& state, const float* inputs, size_t n, float* o) const;
+  void ffn_moe_shared(const LayerWeights& L, const float* xn, size_t T, float* out,
+                      ForwardProfile* prof) const;
 
   GgufFile file_;
   ModelConfig cfg_;

@@ -22,6 +22,10 @@ const char* arch_name(Arch a) {
       return "gemma4";
     case Arch::GptOss:
       return "gpt-oss";
+    case Arch::Qwen35:
+      return "qwen35";
+    case Arch::Qwen35Moe:
+      return "qwen35moe";
   }
   return "?";
 }
@@ -51,6 +55,30 @@ bool has_sliding_layers(const ModelConfig& c) {
   for (uint8_t s : c.swa_layers)
     if (s) return true;
   return false;
+}
+
+bool is_recurrent_layer(const ModelConfig& c, int il) {
+  return il >= 0 && size_t(il) < c.recurrent_layers.size() && c.recurrent_layers[size_t(il)];
+}
+
+bool has_recurrent_layers(const ModelConfig& c) {
+  for (uint8_t r : c.recurrent_layers)
+    if (r) return true;
+  return false;
+}
+
+bool is_qwen35_arch(Arch a) {
+  return a == Arch::Qwen35 || a == Arch::Qwen35Moe;
+}
+
+DeltaLayerDims delta_layer_dims(const ModelConfig& c) {
+  DeltaLayerDims d;
+  d.n_k_heads = c.ssm_n_group;
+  d.n_v_heads = c.ssm_dt_rank;
+  d.head_k_dim = c.ssm_d_state;
+  d.head_v_dim = c.ssm_dt_rank > 0 ? c.ssm_d_inner / c.ssm_dt_rank : 0;
+  d.d_conv = c.ssm_d_conv;
+  return d;
 }
 
 namespace {
@@ -216,6 +244,85 @@ void read_layer_shapes(const GgufFile& f, const std::string& a, ModelConfig& c) 
   c.final_softcap = float(finite_float_or(f, a + "final_logit_softcapping", 0.0, 0.0, 1e6));
 }
 
+// Whether interleaved M-RoPE (ggml's GGML_ROPE_TYPE_IMROPE) turns rotated pair i of a text token
+// by the token's position: pair i falls in sector i % (sum of sections), and sectors 3j, 3j + 1,
+// 3j + 2 take the t, h, w positions (all equal to the token's) while j is below that section's
+// size; every other pair takes the fourth position, which is 0 for text (no rotation).
+bool imrope_turns_by_position(const std::vector<int>& s, int pair) {
+  const int sect_dims = s[0] + s[1] + s[2] + s[3];
+  const int sector = pair % sect_dims;
+  return sector < 3 * s[sector % 3];
+}
+
+// qwen35's hybrid keys as llama_model_qwen35::load_arch_hparams reads them (3f545bec), refusing
+// what llama.cpp would divide by or silently misread: a zero interval or state size, value heads
+// not a multiple of key heads, an inner size other than value heads x state size (qwen35 sizes
+// its value heads by state_size when it loads tensors and by inner_size / time_step_rank when it
+// runs them), MTP blocks marked recurrent, and M-RoPE sections that leave a rotated pair at
+// position 0.
+void read_hybrid(const GgufFile& f, const std::string& a, ModelConfig& c) {
+  const int n_layer_all = c.n_layer;
+  const std::string nextn = a + "nextn_predict_layers";
+  c.n_layer_nextn = bounded_int_or(f, nextn, 0, 0, 1024);
+  if (c.n_layer_nextn >= n_layer_all)
+    bad(f, nextn, "must be below block_count (" + std::to_string(n_layer_all) + ")");
+  c.n_layer = n_layer_all - c.n_layer_nextn;
+  c.ssm_d_conv = bounded_int(f, a + "ssm.conv_kernel", 1, 64);
+  c.ssm_d_inner = bounded_int(f, a + "ssm.inner_size", 1, 1u << 16);
+  c.ssm_d_state = bounded_int(f, a + "ssm.state_size", 0, 1024);
+  if (c.ssm_d_state == 0) bad(f, a + "ssm.state_size", "a state size of 0");
+  c.ssm_dt_rank = bounded_int(f, a + "ssm.time_step_rank", 1, 1024);
+  c.ssm_n_group = bounded_int(f, a + "ssm.group_count", 1, 1024);
+  if (c.ssm_dt_rank % c.ssm_n_group != 0)
+    bad(f, a + "ssm.group_count",
+        std::to_string(c.ssm_n_group) + " key heads do not divide time_step_rank's " +
+            std::to_string(c.ssm_dt_rank) + " value heads");
+  if (uint64_t(c.ssm_d_inner) != uint64_t(c.ssm_dt_rank) * uint64_t(c.ssm_d_state))
+    bad(f, a + "ssm.inner_size",
+        std::to_string(c.ssm_d_inner) + " is not time_step_rank x state_size (" +
+            std::to_string(c.ssm_dt_rank) + " x " + std::to_string(c.ssm_d_state) + ")");
+  const std::string rl = a + "attention.recurrent_layers", fi = a + "full_attention_interval";
+  if (f.has(rl)) {
+    const auto flags = per_layer_uints(f, rl, n_layer_all, 1);
+    c.recurrent_layers.assign(flags.begin(), flags.begin() + c.n_layer);
+    for (int il = c.n_layer; il < n_layer_all; ++il)
+      if (flags[size_t(il)])
+        bad(f, rl, "marks NextN block " + std::to_string(il) + " recurrent (they attend)");
+  } else {
+    const int interval = bounded_int_or(f, fi, 4, 0, 1024);
+    if (interval == 0) bad(f, fi, "an interval of 0 layers");
+    c.recurrent_layers.assign(size_t(c.n_layer), 0);
+    for (int il = 0; il < c.n_layer; ++il)
+      c.recurrent_layers[size_t(il)] = (il + 1) % interval != 0;
+  }
+  const std::string sk = a + "rope.dimension_sections";
+  const GgufValue* sv = f.find(sk);
+  if (!sv) bad(f, sk, "missing (llama.cpp requires it)");
+  if (sv->type != GgufType::ARRAY || sv->array_size() == 0 || sv->array_size() > 4 ||
+      (sv->arr_u.empty() && sv->arr_i.empty()))
+    bad(f, sk, "must be an array of 1 to 4 integers");
+  c.rope_sections.assign(4, 0);
+  for (size_t i = 0; i < sv->array_size(); ++i) {
+    const int64_t v = sv->arr_u.empty() ? sv->arr_i[i] : int64_t(sv->arr_u[i]);
+    if (v < 0 || v > 1024) bad(f, sk, "section " + std::to_string(v) + " outside [0, 1024]");
+    c.rope_sections[i] = int(v);
+  }
+  const int sect_dims =
+      c.rope_sections[0] + c.rope_sections[1] + c.rope_sections[2] + c.rope_sections[3];
+  if (c.rope_sections[0] + c.rope_sections[1] + c.rope_sections[2] == 0 || sect_dims > c.head_dim)
+    bad(f, sk, "sections must be non-zero and sum to at most the head size");
+  for (int i = 0; i < c.rope.n_rot / 2; ++i)
+    if (!imrope_turns_by_position(c.rope_sections, i))
+      bad(f, sk,
+          "rotated pair " + std::to_string(i) +
+              " would turn by the fourth (vision) position; only sections that rotate every pair "
+              "of a text token are supported");
+  if (c.rope.ext_factor != 0.f)
+    bad(f, a + "rope.scaling.type", "YaRN is not supported for qwen35 (ggml-angle RoPE)");
+  c.attn_output_gate = true;
+  c.qk_norm = true;
+}
+
 bool sliding_arch(Arch a) {
   return a == Arch::Gemma3 || a == Arch::Gemma4 || a == Arch::GptOss;
 }
@@ -237,10 +344,15 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
     c.arch = Arch::Gemma4;
   } else if (c.arch_name == "gpt-oss") {
     c.arch = Arch::GptOss;
+  } else if (c.arch_name == "qwen35") {
+    c.arch = Arch::Qwen35;
+  } else if (c.arch_name == "qwen35moe") {
+    c.arch = Arch::Qwen35Moe;
   } else {
     bad(f, "general.architecture",
         "architecture '" + c.arch_name +
-            "' is not supported (supported: llama, qwen2, qwen3, gemma3, gemma4, gpt-oss)");
+            "' is not supported (supported: llama, qwen2, qwen3, gemma3, gemma4, gpt-oss, "
+            "qwen35, qwen35moe)");
   }
   const std::string a = c.arch_name + ".";
   // Bounds are generous for real models and small enough that products cannot overflow.
@@ -305,10 +417,22 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
         bad(f, a + "expert_count", "Gemma 4's mixture of experts is not supported");
     }
   }
+  if (is_qwen35_arch(c.arch)) read_hybrid(f, a, c);
   c.n_expert = bounded_int_or(f, a + "expert_count", 0, 0, 1024);
+  if (c.arch == Arch::Qwen35Moe && c.n_expert == 0) bad(f, a + "expert_count", "missing or 0");
+  if (c.arch == Arch::Qwen35 && c.n_expert > 0)
+    bad(f, a + "expert_count", "qwen35 has a dense FFN (experts are qwen35moe's)");
   if (c.n_expert > 0) {
     c.n_expert_used = bounded_int(f, a + "expert_used_count", 1, uint64_t(c.n_expert));
-    c.n_ff_expert = bounded_int_or(f, a + "expert_feed_forward_length", c.n_ff, 1, 1u << 18);
+    // qwen35moe's default is feed_forward_length / expert_used_count (llama.cpp).
+    const int def_ff = c.arch == Arch::Qwen35Moe ? c.n_ff / c.n_expert_used : c.n_ff;
+    c.n_ff_expert = bounded_int_or(f, a + "expert_feed_forward_length", def_ff, 1, 1u << 18);
+    if (c.arch == Arch::Qwen35Moe)
+      c.n_ff_shexp =
+          bounded_int_or(f, a + "expert_shared_feed_forward_length", c.n_ff, 1, 1u << 18);
+    if (c.n_ff_expert == 0) bad(f, a + "expert_feed_forward_length", "missing");
+    if (c.arch == Arch::Qwen35Moe && c.n_ff_shexp == 0)
+      bad(f, a + "expert_shared_feed_forward_length", "missing");
   } else if (c.n_ff == 0) {
     bad(f, a + "feed_forward_length", "missing");
   }
@@ -345,6 +469,15 @@ nlohmann::json config_json(const ModelConfig& c) {
   if (!c.n_head_kv_layer.empty()) j["n_head_kv_layer"] = c.n_head_kv_layer;
   if (c.final_softcap > 0.f) j["final_softcap"] = c.final_softcap;
   if (c.attn_sinks) j["attn_sinks"] = true;
+  if (has_recurrent_layers(c)) {
+    j["recurrent_layers"] = c.recurrent_layers;
+    j["ssm_d_conv"] = c.ssm_d_conv;
+    j["ssm_d_inner"] = c.ssm_d_inner;
+    j["ssm_d_state"] = c.ssm_d_state;
+    j["ssm_dt_rank"] = c.ssm_dt_rank;
+    j["ssm_n_group"] = c.ssm_n_group;
+  }
+  if (c.n_ff_shexp > 0) j["n_ff_shexp"] = c.n_ff_shexp;
   return j;
 }
 

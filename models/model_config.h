@@ -2,7 +2,8 @@
 // Owns the mapping from metadata keys to numbers and their validation; knows nothing of weights
 // or tokenizers. Unsupported architectures are refused by name. Sliding-window architectures
 // (gemma3, gemma4, gpt-oss) get per-layer attention kinds read as llama.cpp 3f545bec reads them;
-// Model::load still refuses them until their forward pass exists.
+// Model::load still refuses them until their forward pass exists. qwen35 (Qwen3.5) gets its
+// hybrid layer kinds (Gated DeltaNet or gated attention) the same way.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -15,7 +16,7 @@ namespace accel {
 
 class GgufFile;
 
-enum class Arch { Llama, Qwen2, Qwen3, Gemma3, Gemma4, GptOss };
+enum class Arch { Llama, Qwen2, Qwen3, Gemma3, Gemma4, GptOss, Qwen35, Qwen35Moe };
 
 struct ModelConfig {
   Arch arch = Arch::Llama;
@@ -62,6 +63,31 @@ struct ModelConfig {
   // gpt-oss: one learned sink logit per query head in every layer's softmax (attention.h).
   bool attn_sinks = false;
 
+  // Hybrid layers (qwen35): Gated DeltaNet layers between gated full-attention layers, read as
+  // llama.cpp 3f545bec's llama_model_qwen35::load_arch_hparams reads them. Layer il is recurrent
+  // iff recurrent_layers[il] != 0 (empty: no recurrent layers), from
+  // {arch}.attention.recurrent_layers (one flag per block) or else {arch}.full_attention_interval
+  // (default 4: layer il is recurrent iff (il + 1) % interval != 0).
+  std::vector<uint8_t> recurrent_layers;
+  int ssm_d_conv = 0;   // {arch}.ssm.conv_kernel: the short conv's width
+  int ssm_d_inner = 0;  // {arch}.ssm.inner_size: n_v_heads * head_v_dim
+  int ssm_d_state = 0;  // {arch}.ssm.state_size: head_k_dim (= head_v_dim for qwen35)
+  int ssm_dt_rank = 0;  // {arch}.ssm.time_step_rank: value heads
+  int ssm_n_group = 0;  // {arch}.ssm.group_count: key heads (divides the value heads)
+  // {arch}.rope.dimension_sections (interleaved M-RoPE's t/h/w/e sections in rotated pairs).
+  // Text positions give every section the token's position except the fourth (0); the engine
+  // accepts sections under which every rotated pair turns by the token's position.
+  std::vector<int> rope_sections;
+  // {arch}.nextn_predict_layers: NextN/MTP blocks stored after the main stack (block_count
+  // includes them; n_layer does not). They are not loaded or run.
+  int n_layer_nextn = 0;
+  // qwen35: attn_q emits, per head, the query then a sigmoid gate on the attention output.
+  bool attn_output_gate = false;
+  // qwen35moe: the shared expert's FFN width ({arch}.expert_shared_feed_forward_length, default
+  // feed_forward_length); its output is scaled by sigmoid(x . ffn_gate_inp_shexp) and added to the
+  // routed experts'. 0 = no shared expert.
+  int n_ff_shexp = 0;
+
   int q_dim() const { return n_head * head_dim; }
   int kv_dim() const { return n_head_kv * head_dim; }
 
@@ -90,6 +116,20 @@ LayerAttention layer_attention(const ModelConfig& c, int il);
 LayerAttention full_layer_attention(const ModelConfig& c);
 // True when any layer slides.
 bool has_sliding_layers(const ModelConfig& c);
+// Hybrid models: whether layer il is a recurrent (Gated DeltaNet) layer.
+bool is_recurrent_layer(const ModelConfig& c, int il);
+bool has_recurrent_layers(const ModelConfig& c);
+// qwen35 or qwen35moe: the hybrid forward pass (Model::forward_hybrid).
+bool is_qwen35_arch(Arch a);
+
+// A Gated DeltaNet layer's sizes as qwen35 derives them from the ssm.* keys.
+struct DeltaLayerDims {
+  int n_k_heads = 0, n_v_heads = 0, head_k_dim = 0, head_v_dim = 0, d_conv = 0;
+  size_t key_dim() const { return size_t(n_k_heads) * size_t(head_k_dim); }
+  size_t value_dim() const { return size_t(n_v_heads) * size_t(head_v_dim); }
+  size_t conv_channels() const { return 2 * key_dim() + value_dim(); }
+};
+DeltaLayerDims delta_layer_dims(const ModelConfig& c);
 
 // The hyper-parameters as a JSON object (what the results store records per model, and what the
 // analytic cost model reads back): n_vocab, n_ctx, n_embd, n_layer, n_head, n_head_kv, head_dim,

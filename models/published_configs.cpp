@@ -79,7 +79,8 @@ std::vector<std::string> attention_layout_names() {
   std::vector<std::string> names;
   for (const auto& l : published_layouts()) names.push_back(l.name);
   for (const auto& f : synthetic_families())
-    for (const auto& m : f.members) names.push_back(f.name + "/" + m.role);
+    for (const auto& m : f.members)  // hybrids are not sized yet (attention_layout refuses them)
+      if (!has_recurrent_layers(synthetic_member_config(m))) names.push_back(f.name + "/" + m.role);
   return names;
 }
 

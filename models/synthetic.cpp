@@ -90,10 +90,10 @@ const std::vector<SyntheticFamily>& synthetic_families() {
        "tiny gemma4 pair (31B-style dense: window 32 on 2 of every 3 layers, head sizes 32 / 64, "
        "RoPE bases 1e4 / 1e6, K = V on full layers, soft-cap 30), for engine tests and the "
        "llama.cpp logit comparison",
-       {{"target", Arch::Gemma4, 6, 128, 4, 2, 352, 4096, 0, 0, 1e6f, std::nullopt, 32, 3, 64, 1,
-         30.f},
-        {"draft", Arch::Gemma4, 3, 64, 2, 1, 160, 4096, 0, 0, 1e6f, std::nullopt, 32, 3, 64, 1,
-         30.f}}},
+       {{"target",     Arch::Gemma4, 6, 128, 4, 2, 352, 4096, 0,  0, 1e6f,
+         std::nullopt, 32,           3, 0,   0, 0, 0,   0,    64, 1, 30.f},
+        {"draft",      Arch::Gemma4, 3, 64, 2, 1, 160, 4096, 0,  0, 1e6f,
+         std::nullopt, 32,           3, 0,  0, 0, 0,   0,    64, 1, 30.f}}},
       {"small-gpt-oss",
        "for benchmarks: a gpt-oss target (12 x 768, 12 heads, 4 KV heads, 8 MXFP4 experts of FFN "
        "1024 top-2, sinks, 128-token window on even layers, 32K context) with a 4 x 256 draft",
@@ -104,6 +104,27 @@ const std::vector<SyntheticFamily>& synthetic_families() {
        "window on 5 of every 6 layers, 32K context) with a 4 x 256 draft",
        {{"target", Arch::Gemma3, 12, 768, 12, 4, 2048, 32768, 0, 0, 1e6f, std::nullopt, 128, 6},
         {"draft", Arch::Gemma3, 4, 256, 4, 2, 704, 32768, 0, 0, 1e6f, std::nullopt, 128, 2}}},
+      // Qwen3.5's hybrid layer as llama.cpp's qwen35 loads it: Gated DeltaNet layers (4-wide conv,
+      // key heads tiled over twice as many value heads) and every second layer gated attention
+      // (Q/K norms, sigmoid output gate, NeoX RoPE over half of each head as M-RoPE sections
+      // [s, s, s', 0], base 1e7).
+      {"tiny-qwen35",
+       "tiny qwen35 hybrid pair (Gated DeltaNet layers 0, 2 and gated attention layers 1, 3; "
+       "draft: one of each), for engine tests and the llama.cpp logit comparison",
+       {{"target", Arch::Qwen35, 4, 128, 4, 2, 352, 4096, 0, 0, 1e7f, std::nullopt, 0, 0, 2, 32, 2,
+         4, 4},
+        {"draft", Arch::Qwen35, 2, 64, 2, 1, 160, 4096, 0, 0, 1e7f, std::nullopt, 0, 0, 2, 16, 1, 2,
+         4}}},
+      // Qwen3.5-MoE's FFN on tiny-qwen35's layers: 8 routed experts of width 128 (top-2,
+      // softmax, renormalised) plus a sigmoid-gated shared expert of width 128; tiny-qwen35's
+      // dense draft.
+      {"tiny-qwen35-moe",
+       "tiny qwen35moe hybrid target (tiny-qwen35's layers, 8 experts top-2 and a gated shared "
+       "expert) with tiny-qwen35's dense draft, for engine tests and the llama.cpp comparison",
+       {{"target", Arch::Qwen35Moe, 4, 128, 4, 2, 128, 4096, 8, 2, 1e7f, std::nullopt, 0, 0, 2, 32,
+         2, 4, 4},
+        {"draft", Arch::Qwen35, 2, 64, 2, 1, 160, 4096, 0, 0, 1e7f, std::nullopt, 0, 0, 2, 16, 1, 2,
+         4}}},
   };
   return families;
 }
@@ -118,6 +139,16 @@ const SyntheticFamily& find_synthetic_family(const std::string& name) {
 }
 
 namespace {
+// qwen35's partial rotary factor (0.25 in Qwen3.5; half here so the tiny heads rotate 16 of 32)
+// and M-RoPE sections covering the rotated pairs as the converter's default [11, 11, 10, 0] does.
+int qwen35_n_rot(int head_dim) {
+  return head_dim / 2;
+}
+std::vector<int> qwen35_sections(int n_rot) {
+  const int pairs = n_rot / 2, s0 = (pairs + 2) / 3, s1 = (pairs + 1) / 3;
+  return {s0, s1, pairs - s0 - s1, 0};
+}
+
 // tiny-gpt-oss's YaRN (gpt-oss-20b's is x32 over 4096 positions).
 constexpr float kGptOssYarnFactor = 4.f;
 constexpr int kGptOssYarnOrigCtx = 1024;
@@ -181,6 +212,21 @@ ModelConfig synthetic_member_config(const SyntheticMemberSpec& m) {
     c.n_head_kv = c.n_head_kv_layer[0];
     c.rope_base_swa = 10000.f;
     c.final_softcap = m.final_softcap;
+  }
+  if (is_qwen35_arch(m.arch)) {
+    c.qk_norm = true;
+    c.attn_output_gate = true;
+    c.rope.n_rot = qwen35_n_rot(c.head_dim);
+    c.rope_sections = qwen35_sections(c.rope.n_rot);
+    c.recurrent_layers.assign(size_t(m.n_layer), 0);
+    for (int il = 0; il < m.n_layer; ++il)
+      c.recurrent_layers[size_t(il)] = (il + 1) % m.full_attn_interval != 0;
+    c.ssm_d_conv = m.ssm_d_conv;
+    c.ssm_d_state = m.ssm_d_state;
+    c.ssm_n_group = m.ssm_n_group;
+    c.ssm_dt_rank = m.ssm_dt_rank;
+    c.ssm_d_inner = m.ssm_dt_rank * m.ssm_d_state;
+    if (m.arch == Arch::Qwen35Moe) c.n_ff_shexp = m.n_ff;
   }
   if (m.arch == Arch::Gemma3) {
     c.qk_norm = true;
@@ -387,6 +433,56 @@ void write_gemma4_layer(TensorSink& t, const SyntheticMemberSpec& m, int il, dou
   t.vector(p + "layer_output_scale.weight", 1, 0.8, 0.1);
 }
 
+// One qwen35 layer (llama_model_qwen35::load_arch_tensors): a gated attention layer (attn_q twice
+// q_dim wide: per head the query then the gate) or a Gated DeltaNet layer (attn_qkv, attn_gate,
+// ssm_beta, ssm_alpha, the f32 conv, dt bias, A = -exp(A_log) < 0, the shared head norm,
+// ssm_out), then post_attention_norm and the dense FFN. dt bias near -3 and A near -1 decay the
+// state by ~5% per token, so it remembers tens of tokens as trained models' slow heads do.
+void write_qwen35_layer(TensorSink& t, const SyntheticMemberSpec& m, int il, const std::string& p,
+                        double s, double s_res) {
+  const uint64_t E = uint64_t(m.n_embd), F = uint64_t(m.n_ff);
+  const uint64_t hd = E / uint64_t(m.n_head), Q = hd * uint64_t(m.n_head),
+                 KV = hd * uint64_t(m.n_head_kv);
+  t.vector(p + "attn_norm.weight", E, 1.0);
+  if ((il + 1) % m.full_attn_interval == 0) {
+    t.matrix(p + "attn_q.weight", {E, 2 * Q}, s);
+    t.matrix(p + "attn_k.weight", {E, KV}, s);
+    t.matrix(p + "attn_v.weight", {E, KV}, s);
+    gemma_norm(t, p + "attn_q_norm.weight", hd);
+    gemma_norm(t, p + "attn_k_norm.weight", hd);
+    t.matrix(p + "attn_output.weight", {Q, E}, s_res);
+  } else {
+    const uint64_t dk = uint64_t(m.ssm_d_state), H = uint64_t(m.ssm_dt_rank);
+    const uint64_t V = H * dk, conv = 2 * dk * uint64_t(m.ssm_n_group) + V;
+    t.matrix(p + "attn_qkv.weight", {E, conv}, s);
+    t.matrix(p + "attn_gate.weight", {E, V}, s);
+    t.matrix(p + "ssm_beta.weight", {E, H}, s);
+    t.matrix(p + "ssm_alpha.weight", {E, H}, s);
+    t.vector(p + "ssm_conv1d.weight", conv * uint64_t(m.ssm_d_conv), 0, 0.3,
+             {uint64_t(m.ssm_d_conv), conv});
+    t.vector(p + "ssm_dt.bias", H, -3.0, 0.5);
+    t.vector(p + "ssm_a", H, -1.0, 0.2);
+    gemma_norm(t, p + "ssm_norm.weight", dk);
+    t.matrix(p + "ssm_out.weight", {V, E}, s_res);
+  }
+  gemma_norm(t, p + "post_attention_norm.weight", E);
+  if (m.n_expert > 0) {  // qwen35moe: routed experts and the gated shared expert
+    const uint64_t NE = uint64_t(m.n_expert);
+    t.matrix(p + "ffn_gate_inp.weight", {E, NE}, s);
+    t.matrix(p + "ffn_gate_exps.weight", {E, F, NE}, s);
+    t.matrix(p + "ffn_up_exps.weight", {E, F, NE}, s);
+    t.matrix(p + "ffn_down_exps.weight", {F, E, NE}, s_res);
+    t.vector(p + "ffn_gate_inp_shexp.weight", E, 0, 0.1);
+    t.matrix(p + "ffn_gate_shexp.weight", {E, F}, s);
+    t.matrix(p + "ffn_up_shexp.weight", {E, F}, s);
+    t.matrix(p + "ffn_down_shexp.weight", {F, E}, s_res);
+    return;
+  }
+  t.matrix(p + "ffn_gate.weight", {E, F}, s);
+  t.matrix(p + "ffn_up.weight", {E, F}, s);
+  t.matrix(p + "ffn_down.weight", {F, E}, s_res);
+}
+
 }  // namespace
 
 void set_synthetic_metadata(GgufWriter& w, const SyntheticMemberSpec& m, const std::string& family,
@@ -410,7 +506,21 @@ void set_synthetic_metadata(GgufWriter& w, const SyntheticMemberSpec& m, const s
   w.set(a + ".attention.head_count_kv", GgufValue::of_u32(uint32_t(m.n_head_kv)));
   w.set(a + ".attention.layer_norm_rms_epsilon", GgufValue::of_f32(1e-5f));
   w.set(a + ".rope.freq_base", GgufValue::of_f32(m.rope_base));
-  w.set(a + ".rope.dimension_count", GgufValue::of_u32(uint32_t(hd)));
+  w.set(a + ".rope.dimension_count",
+        GgufValue::of_u32(uint32_t(is_qwen35_arch(m.arch) ? qwen35_n_rot(int(hd)) : hd)));
+  if (is_qwen35_arch(m.arch)) {
+    const std::vector<int> sec = qwen35_sections(qwen35_n_rot(int(hd)));
+    w.set(a + ".rope.dimension_sections",
+          GgufValue::of_i32_array({sec[0], sec[1], sec[2], sec[3]}));
+    w.set(a + ".full_attention_interval", GgufValue::of_u32(uint32_t(m.full_attn_interval)));
+    w.set(a + ".ssm.conv_kernel", GgufValue::of_u32(uint32_t(m.ssm_d_conv)));
+    w.set(a + ".ssm.state_size", GgufValue::of_u32(uint32_t(m.ssm_d_state)));
+    w.set(a + ".ssm.group_count", GgufValue::of_u32(uint32_t(m.ssm_n_group)));
+    w.set(a + ".ssm.time_step_rank", GgufValue::of_u32(uint32_t(m.ssm_dt_rank)));
+    w.set(a + ".ssm.inner_size", GgufValue::of_u32(uint32_t(m.ssm_dt_rank * m.ssm_d_state)));
+    if (m.arch == Arch::Qwen35Moe)
+      w.set(a + ".expert_shared_feed_forward_length", GgufValue::of_u32(uint32_t(F)));
+  }
   if (m.arch == Arch::Gemma4) set_gemma4_metadata(w, m, a, hd);
   if (m.attn_scale) w.set(a + ".attention.scale", GgufValue::of_f32(*m.attn_scale));
   if (m.arch == Arch::GptOss) {
@@ -455,6 +565,10 @@ void write_synthetic_model(const SyntheticMemberSpec& m, const std::string& fami
     }
     if (m.arch == Arch::GptOss) {
       write_gpt_oss_layer(t, m, p, s, s_res);
+      continue;
+    }
+    if (is_qwen35_arch(m.arch)) {
+      write_qwen35_layer(t, m, l, p, s, s_res);
       continue;
     }
     t.vector(p + "attn_norm.weight", E, 1.0);

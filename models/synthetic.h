@@ -25,6 +25,10 @@ struct SyntheticMemberSpec {
   // Sliding-window architectures (gemma3): {arch}.attention.sliding_window and its period
   // ({arch}.attention.sliding_window_pattern: layer il slides iff il % period < period - 1).
   int n_swa = 0, swa_period = 0;
+  // Hybrid architectures (qwen35): {arch}.full_attention_interval (layer il is recurrent iff
+  // (il + 1) % interval != 0) and the Gated DeltaNet sizes ({arch}.ssm.state_size = head size of
+  // keys and values, group_count = key heads, time_step_rank = value heads, conv_kernel).
+  int full_attn_interval = 0, ssm_d_state = 0, ssm_n_group = 0, ssm_dt_rank = 0, ssm_d_conv = 0;
   // gemma4 (31B-style dense): sliding layers keep head size n_embd / n_head and n_head_kv KV
   // heads; full layers have their own head size and KV heads (key_length, per-layer head_count_kv)
   // and no attn_v (V = K's projection, as the 31B's k_eq_v); final logit soft-cap.

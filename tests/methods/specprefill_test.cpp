@@ -134,5 +134,35 @@ TEST_F(SpecPrefill, ForcedTokensDriveTheDecode) {
   }
 }
 
+// On a hybrid (tiny-qwen35 target and draft: Gated DeltaNet and gated attention layers) the draft
+// scores with its attention layers only, and keep = 1.0 reproduces the baseline bit for bit (the
+// recurrent layers consume every token, in order, as the baseline's do); a sparse keep prefills
+// the recurrent layers with the kept tokens only and decodes at the full prompt length.
+TEST(SpecPrefillHybrid, KeepOneEqualsBaselineBitForBitOnTinyQwen35) {
+  test::TempDir dir;
+  const auto paths = make_synthetic_family("tiny-qwen35", dir.path().string(), 5, DType::F32);
+  const auto target = Model::load(paths[0]), draft = Model::load(paths[1]);
+  auto run = [&](const std::string& method, nlohmann::json params) {
+    const Method& m = find_method(method);
+    Engine e{.target = target.get(), .models = {{"draft", draft.get()}}, .prefill_chunk = 64};
+    Request r;
+    r.prompt = synthetic_prompt(target->config().n_vocab, 256, {257}, 500, 9);
+    r.max_new_tokens = 12;
+    r.keep_logits = 12;
+    return m.run(e, r, resolve_params(m, params));
+  };
+  const Outcome base = run("baseline", {});
+  const Outcome sp = run("specprefill", {{"keep", 1.0}, {"force", true}});
+  EXPECT_EQ(sp.tokens, base.tokens);
+  ASSERT_EQ(sp.logits.size(), base.logits.size());
+  for (size_t i = 0; i < sp.logits.size(); ++i)
+    EXPECT_TRUE(test::bit_equal(sp.logits[i], base.logits[i])) << "step " << i;
+  EXPECT_EQ(sp.kept_tokens, 500u);
+  EXPECT_GT(sp.stats["lookahead_queries"].get<int>(), 0);
+  const Outcome sparse = run("specprefill", {{"keep", 0.3}, {"force", true}});
+  EXPECT_LT(sparse.kept_tokens, 200u);
+  EXPECT_EQ(sparse.tokens.size(), 12u);
+}
+
 }  // namespace
 }  // namespace accel

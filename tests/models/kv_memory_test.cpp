@@ -220,5 +220,17 @@ TEST(KVMemory, ByteSizesAsPeopleWriteThem) {
   for (const Case& c : cases) EXPECT_EQ(parse_byte_size(c.text), c.want) << "'" << c.text << "'";
 }
 
+// Hybrid members (recurrent layers) are refused by name rather than sized as if every layer
+// attended: their fixed state is not counted yet.
+TEST(KvMemory, HybridMembersAreRefusedByName) {
+  try {
+    find_attention_layout("tiny-qwen35/target");
+    ADD_FAILURE() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("tiny-qwen35/target"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("recurrent"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace accel

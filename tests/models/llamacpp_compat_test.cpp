@@ -114,7 +114,14 @@ struct Hparams {
   // gemma4: each layer's head size and KV heads (its kind's), and the full layers' head size.
   std::vector<uint64_t> hd_layer, hkv_layer;
   uint64_t hd_full = 0;
+  // qwen35 / qwen35moe: the Gated DeltaNet sizes, the full-attention interval and FFN widths.
+  uint64_t d_conv = 0, d_inner = 0, d_state = 0, dt_rank = 0, n_group = 0, interval = 4;
+  uint64_t n_ff_exp = 0, n_ff_shexp = 0;
 };
+
+bool qwen35_family(const std::string& a) {
+  return a == "qwen35" || a == "qwen35moe";
+}
 
 // gemma4 (llama_model_gemma4::load_arch_hparams): per-layer sliding flags and KV head counts as
 // int32/bool/uint32 arrays of n_layer (get_key_or_arr), both head sizes (the sliding ones
@@ -185,7 +192,9 @@ Hparams check_hparams(const GgufFile& f, Problems& p, const std::string& a) {
     check_gemma4(f, p, a, h);
     return h;
   }
-  if (rot != h.n_embd / h.n_head) p.add(a + ".rope.dimension_count is not the head size");
+  // qwen35 rotates part of each head (its rope.dimension_count), in M-RoPE sections.
+  if (rot != h.n_embd / h.n_head && !qwen35_family(a))
+    p.add(a + ".rope.dimension_count is not the head size");
   h.n_expert = u32("expert_count", false);
   const uint64_t used = u32("expert_used_count", false);
   if (h.n_expert > 0 && (used == 0 || used > h.n_expert))
@@ -199,9 +208,29 @@ Hparams check_hparams(const GgufFile& f, Problems& p, const std::string& a) {
     typed(f, p, a + ".rope.freq_base_swa", GgufType::FLOAT32, false);
     typed(f, p, a + ".final_logit_softcapping", GgufType::FLOAT32, false);
   }
+  // qwen35 / qwen35moe (llama_model_qwen35{,moe}::load_arch_hparams): the ssm.* sizes and the
+  // M-RoPE sections are required, the interval (default 4) and expert widths optional.
+  if (qwen35_family(a)) {
+    h.d_conv = u32("ssm.conv_kernel", true);
+    h.d_inner = u32("ssm.inner_size", true);
+    h.d_state = u32("ssm.state_size", true);
+    h.dt_rank = u32("ssm.time_step_rank", true);
+    h.n_group = u32("ssm.group_count", true);
+    if (f.has(a + ".full_attention_interval")) h.interval = u32("full_attention_interval", false);
+    typed(f, p, a + ".rope.dimension_sections", GgufType::ARRAY, true, GgufType::INT32);
+    if (a == "qwen35moe") {
+      if (h.n_expert == 0) p.add(a + ".expert_count: qwen35moe layers are mixtures of experts");
+      h.n_ff_exp = f.has(a + ".expert_feed_forward_length")
+                       ? u32("expert_feed_forward_length", false)
+                       : (used ? h.n_ff / used : 0);
+      h.n_ff_shexp = f.has(a + ".expert_shared_feed_forward_length")
+                         ? u32("expert_shared_feed_forward_length", false)
+                         : h.n_ff;
+    }
+  }
   // qwen2/qwen3 MoE are other llama.cpp architectures (qwen2moe, qwen3moe), with other tensors.
-  if (h.n_expert > 0 && a != "llama" && a != "gpt-oss")
-    p.add(a + ": experts are only read for llama and gpt-oss");
+  if (h.n_expert > 0 && a != "llama" && a != "gpt-oss" && a != "qwen35moe")
+    p.add(a + ": experts are only read for llama, gpt-oss and qwen35moe");
   // gpt-oss (llama_model_openai_moe::load_arch_hparams): the expert width and the window are
   // required, the period and sliding-layer RoPE base optional; the layers are all MoE.
   if (a == "gpt-oss") {
@@ -212,6 +241,51 @@ Hparams check_hparams(const GgufFile& f, Problems& p, const std::string& a) {
     if (h.n_expert == 0) p.add(a + ".expert_count: gpt-oss layers are mixtures of experts");
   }
   return h;
+}
+
+// One qwen35 / qwen35moe layer as llama_model_qwen35{,moe}::load_arch_tensors creates it: a Gated
+// DeltaNet layer when (l + 1) % interval != 0 (attn_qkv and attn_gate are optional to it), else
+// gated attention with attn_q twice the query width; then a dense or MoE + shared-expert FFN.
+void qwen35_layer_tensors(const Hparams& h, uint64_t l, const std::string& b,
+                          std::map<std::string, std::vector<uint64_t>>& required,
+                          std::map<std::string, std::vector<uint64_t>>& optional) {
+  const uint64_t E = h.n_embd, hd = h.n_embd / h.n_head, Q = hd * h.n_head, KV = hd * h.n_head_kv;
+  required[b + "attn_norm.weight"] = {E};
+  required[b + "post_attention_norm.weight"] = {E};
+  if (h.interval != 0 && (l + 1) % h.interval != 0) {
+    const uint64_t V = h.d_state * h.dt_rank, conv = 2 * h.d_state * h.n_group + V;
+    optional[b + "attn_qkv.weight"] = {E, conv};
+    optional[b + "attn_gate.weight"] = {E, V};
+    required[b + "ssm_conv1d.weight"] = {h.d_conv, conv};
+    required[b + "ssm_dt.bias"] = {h.dt_rank};
+    required[b + "ssm_a"] = {h.dt_rank};
+    required[b + "ssm_beta.weight"] = {E, h.dt_rank};
+    required[b + "ssm_alpha.weight"] = {E, h.dt_rank};
+    required[b + "ssm_norm.weight"] = {h.d_state};
+    required[b + "ssm_out.weight"] = {V, E};
+  } else {
+    required[b + "attn_q.weight"] = {E, 2 * Q};
+    required[b + "attn_k.weight"] = {E, KV};
+    required[b + "attn_v.weight"] = {E, KV};
+    required[b + "attn_output.weight"] = {Q, E};
+    required[b + "attn_q_norm.weight"] = {hd};
+    required[b + "attn_k_norm.weight"] = {hd};
+  }
+  if (h.n_expert == 0) {
+    required[b + "ffn_gate.weight"] = {E, h.n_ff};
+    required[b + "ffn_down.weight"] = {h.n_ff, E};
+    required[b + "ffn_up.weight"] = {E, h.n_ff};
+    return;
+  }
+  const uint64_t F = h.n_ff_exp, S = h.n_ff_shexp, NE = h.n_expert;
+  required[b + "ffn_gate_inp.weight"] = {E, NE};
+  optional[b + "ffn_gate_exps.weight"] = {E, F, NE};
+  optional[b + "ffn_up_exps.weight"] = {E, F, NE};
+  required[b + "ffn_down_exps.weight"] = {F, E, NE};
+  required[b + "ffn_gate_inp_shexp.weight"] = {E};
+  required[b + "ffn_gate_shexp.weight"] = {E, S};
+  required[b + "ffn_up_shexp.weight"] = {E, S};
+  required[b + "ffn_down_shexp.weight"] = {S, E};
 }
 
 // The tensors llama.cpp's loader creates for this file, name -> dims (ggml order); optional ones
@@ -246,6 +320,10 @@ void expected_tensors(const std::string& a, const Hparams& h, uint64_t n_vocab,
         required[b + n] = dims;
       optional[b + "attn_v.weight"] = {E, kv};
       optional[b + "layer_output_scale.weight"] = {1};
+      continue;
+    }
+    if (qwen35_family(a)) {
+      qwen35_layer_tensors(h, l, b, required, optional);
       continue;
     }
     if (a == "gpt-oss") {  // llama_model_openai_moe::load_arch_tensors
@@ -333,7 +411,9 @@ void check_file_type(const GgufFile& f, Problems& p) {
   for (const auto& t : f.tensors())
     if (gpt_oss && t.type == DType::MXFP4 && t.name.find("_exps.weight") != std::string::npos)
       continue;
-    else if (t.dims.size() >= 2 && t.name.find("_exps.bias") == std::string::npos)
+    // qwen35's short conv kernels stay f32 (llama.cpp's quantizer leaves ssm_conv1d alone).
+    else if (t.dims.size() >= 2 && t.name.find("_exps.bias") == std::string::npos &&
+             t.name.find("ssm_conv1d") == std::string::npos)
       (t.type == DType::Q8_0 && t.dims[0] % 256 ? kquant_fallbacks : matrix_types).insert(t.type);
   const GgufValue* named = f.find("general.file_type");
   bool kquant_file = false;
@@ -362,7 +442,7 @@ void check_file_type(const GgufFile& f, Problems& p) {
   typed(f, p, "general.file_type", GgufType::UINT32, false);
   check_tokenizer(f, p);
   if (arch && arch->s != "llama" && arch->s != "qwen2" && arch->s != "qwen3" &&
-      arch->s != "gemma3" && arch->s != "gemma4" && arch->s != "gpt-oss")
+      arch->s != "gemma3" && arch->s != "gemma4" && arch->s != "gpt-oss" && !qwen35_family(arch->s))
     p.add("general.architecture: '" + arch->s + "' is not one of ours");
   else if (arch && out)
     *out = check_hparams(f, p, arch->s);
@@ -405,13 +485,13 @@ TEST(LlamaCppCompat, EverySyntheticFamilyMemberAndDtypeHasTheMetadataLlamaCppReq
       }
 }
 
-// Whole files of every tiny family (llama, qwen2, qwen3, MoE, gemma3, gemma4, gpt-oss) in every
-// dtype; the
+// Whole files of every tiny family (llama, qwen2, qwen3, MoE, gemma3, gemma4, gpt-oss, qwen35,
+// qwen35moe) in every dtype; the
 // larger families differ from these only in their sizes, which the metadata test above covers.
 TEST(LlamaCppCompat, TinyFamilyFilesInEveryDtypeHaveExactlyTheTensorsLlamaCppLoads) {
   test::TempDir dir;
   for (const char* family : {"tiny", "tiny-qwen2", "tiny-qwen3", "tiny-moe", "tiny-gemma3",
-                             "tiny-gemma4", "tiny-gpt-oss"})
+                             "tiny-gemma4", "tiny-gpt-oss", "tiny-qwen35", "tiny-qwen35-moe"})
     for (DType t : kAllDtypes) {
       const std::string out =
           (dir.path() / (std::string(family) + "-" + std::string(dtype_name(t)))).string();

@@ -2,6 +2,7 @@
 // synthetic members' configurations as computed without a file agree with what their files say.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -283,6 +284,113 @@ TEST(SyntheticMemberConfig, MatchesWhatItsFileSays) {
         EXPECT_EQ(got.qkv_bias, want.qkv_bias) << at;
         EXPECT_EQ(got.qk_norm, want.qk_norm) << at;
       }
+    }
+  }
+}
+
+// ---- hybrid architectures (qwen35) --------------------------------------------------------------
+
+// tiny-qwen35's target metadata with `keys` replaced and the keys in `drop` left out. Metadata
+// only.
+std::string write_qwen35_header(const test::TempDir& dir,
+                                const std::vector<std::pair<std::string, GgufValue>>& keys,
+                                const std::vector<std::string>& drop = {}) {
+  GgufWriter full;
+  set_synthetic_metadata(full, find_synthetic_family("tiny-qwen35").members.at(0), "tiny-qwen35", 0,
+                         DType::F32);
+  const std::string tmp = dir.file("qwen35-full.gguf");
+  full.write(tmp);
+  const GgufFile f = GgufFile::open(tmp);
+  GgufWriter w;
+  for (const auto& [k, v] : f.metadata())
+    if (std::find(drop.begin(), drop.end(), k) == drop.end()) w.set(k, v);
+  for (const auto& [k, v] : keys) w.set(k, v);
+  const std::string path = dir.file("qwen35.gguf");
+  w.write(path);
+  return path;
+}
+
+GgufValue int_array(GgufType elem, std::vector<uint64_t> v) {
+  GgufValue a;
+  a.type = GgufType::ARRAY;
+  a.elem = elem;
+  a.arr_u = std::move(v);
+  return a;
+}
+
+// The layer kinds as llama_model_qwen35::load_arch_hparams gives them: per-layer flags when the
+// file has attention.recurrent_layers, else (il + 1) % full_attention_interval != 0 with a
+// default interval of 4; NextN blocks are not counted as layers.
+TEST(HybridConfig, LayerKindsAsLlamaCppReadsThem) {
+  test::TempDir dir;
+  const std::string fi = "qwen35.full_attention_interval";
+  auto kinds = [&](const std::vector<std::pair<std::string, GgufValue>>& keys,
+                   const std::vector<std::string>& drop = {}) {
+    return ModelConfig::from_gguf(GgufFile::open(write_qwen35_header(dir, keys, drop)))
+        .recurrent_layers;
+  };
+  using K = std::vector<uint8_t>;
+  EXPECT_EQ(kinds({}), (K{1, 0, 1, 0}));
+  EXPECT_EQ(kinds({}, {fi}), (K{1, 1, 1, 0}));
+  EXPECT_EQ(kinds({{fi, GgufValue::of_u32(1)}}), (K{0, 0, 0, 0}));
+  EXPECT_EQ(kinds({{"qwen35.attention.recurrent_layers", int_array(GgufType::BOOL, {0, 1, 1, 0})}}),
+            (K{0, 1, 1, 0}));
+  const ModelConfig c = ModelConfig::from_gguf(GgufFile::open(
+      write_qwen35_header(dir, {{"qwen35.block_count", GgufValue::of_u32(5)},
+                                {"qwen35.nextn_predict_layers", GgufValue::of_u32(1)}})));
+  EXPECT_EQ(c.n_layer, 4);
+  EXPECT_EQ(c.n_layer_nextn, 1);
+  EXPECT_EQ(c.rope_sections, (std::vector<int>{3, 3, 2, 0}));
+  EXPECT_EQ(c.rope.n_rot, 16);
+  const DeltaLayerDims d = delta_layer_dims(c);
+  EXPECT_EQ(d.conv_channels(), 2u * 2 * 32 + 4 * 32);
+}
+
+// Hostile hybrid metadata is refused naming the key: a state size of 0, key heads (group count)
+// that do not divide the value heads, an inner size that is not heads x state, an interval of 0
+// (llama.cpp would divide by it), flags of the wrong length or marking a NextN block recurrent,
+// and M-RoPE sections that leave a rotated pair at the vision position or exceed the head.
+TEST(HybridConfig, BadKeysAreRefusedNamingTheKey) {
+  test::TempDir dir;
+  const std::vector<std::pair<std::string, GgufValue>> cases = {
+      {"qwen35.ssm.state_size", GgufValue::of_u32(0)},
+      {"qwen35.ssm.group_count", GgufValue::of_u32(3)},
+      {"qwen35.ssm.group_count", GgufValue::of_u32(0)},
+      {"qwen35.ssm.inner_size", GgufValue::of_u32(100)},
+      {"qwen35.ssm.conv_kernel", GgufValue::of_u32(0)},
+      {"qwen35.full_attention_interval", GgufValue::of_u32(0)},
+      {"qwen35.attention.recurrent_layers", int_array(GgufType::BOOL, {1, 0, 1})},
+      {"qwen35.nextn_predict_layers", GgufValue::of_u32(4)},
+      {"qwen35.rope.dimension_sections", GgufValue::of_i32_array({3, 1, 2, 0})},
+      {"qwen35.rope.dimension_sections", GgufValue::of_i32_array({30, 3, 2, 0})},
+      {"qwen35.rope.dimension_sections", GgufValue::of_u32(3)},
+  };
+  for (const auto& [key, value] : cases) {
+    try {
+      ModelConfig::from_gguf(GgufFile::open(write_qwen35_header(dir, {{key, value}})));
+      ADD_FAILURE() << key << " = " << value.u << " accepted";
+    } catch (const GgufError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << key << ": " << e.what();
+    }
+  }
+  // A NextN block flagged recurrent.
+  try {
+    ModelConfig::from_gguf(GgufFile::open(write_qwen35_header(
+        dir, {{"qwen35.block_count", GgufValue::of_u32(5)},
+              {"qwen35.nextn_predict_layers", GgufValue::of_u32(1)},
+              {"qwen35.attention.recurrent_layers", int_array(GgufType::BOOL, {1, 0, 1, 0, 1})}})));
+    ADD_FAILURE() << "recurrent NextN block accepted";
+  } catch (const GgufError& e) {
+    EXPECT_NE(std::string(e.what()).find("qwen35.attention.recurrent_layers"), std::string::npos)
+        << e.what();
+  }
+  // Missing required keys are named.
+  for (const std::string key : {"qwen35.ssm.state_size", "qwen35.rope.dimension_sections"}) {
+    try {
+      ModelConfig::from_gguf(GgufFile::open(write_qwen35_header(dir, {}, {key})));
+      ADD_FAILURE() << key << " missing accepted";
+    } catch (const GgufError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << key << ": " << e.what();
     }
   }
 }

@@ -175,6 +175,171 @@ std::vector<double> moe_oai(const GgufFile& f, const std::string& p, const Model
   return y;
 }
 
+// A top-k routed MoE FFN (llama's and qwen35moe's): softmax over the router, the top
+// n_expert_used (ties to the lower index), their weights renormalised, SwiGLU experts summed.
+std::vector<double> routed_moe(const GgufFile& f, const std::string& p, const ModelConfig& c,
+                               const std::vector<double>& xn) {
+  auto r = matvec(load(f, p + "ffn_gate_inp.weight"), xn);
+  const double mx = *std::max_element(r.begin(), r.end());
+  double sum = 0;
+  for (auto& e : r) sum += (e = std::exp(e - mx));
+  for (auto& e : r) e /= sum;
+  std::vector<size_t> idx(r.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return r[a] > r[b]; });
+  double wsum = 0;
+  for (int i = 0; i < c.n_expert_used; ++i) wsum += r[idx[size_t(i)]];
+  std::vector<double> y(xn.size(), 0.0);
+  for (int i = 0; i < c.n_expert_used; ++i) {
+    const size_t e = idx[size_t(i)];
+    const auto ye =
+        swiglu_ffn(load(f, p + "ffn_gate_exps.weight", e), load(f, p + "ffn_up_exps.weight", e),
+                   load(f, p + "ffn_down_exps.weight", e), xn);
+    for (size_t j = 0; j < y.size(); ++j) y[j] += r[e] / wsum * ye[j];
+  }
+  return y;
+}
+
+// qwen35 (llama.cpp src/models/qwen35.cpp), every layer x += mixer(rmsnorm(x)); x +=
+// ffn(rmsnorm(x)) with the FFN norm named post_attention_norm. The mixer of a recurrent layer is
+// Gated DeltaNet written from its definition in double: the depthwise causal conv (zero history)
+// with SiLU over [q | k | v], per-head L2 norms of q and k (x / max(|x|, eps)), decay
+// g = softplus(alpha + dt_bias) * A and beta = sigmoid(b), then per value head h (key head h mod
+// key heads) the state S (head_v_dim x head_k_dim, zero at the start): S *= e^g; S += beta (v -
+// S k) k^T; o = S q / sqrt(head_k_dim); and the gated norm rmsnorm(o_h) * w * silu(z_h). The
+// mixer of an attention layer splits attn_q's per-head [query | gate], norms Q and K per head,
+// rotates them by NeoX RoPE over the first n_rot dimensions, attends causally by position, and
+// multiplies the result by sigmoid(gate). Tokens enter the recurrence in the order given.
+std::vector<std::vector<double>> hybrid_layers(const GgufFile& f, const ModelConfig& c,
+                                               std::vector<std::vector<double>> x,
+                                               const std::vector<int32_t>& positions) {
+  const size_t T = x.size(), E = size_t(c.n_embd), hd = size_t(c.head_dim);
+  const size_t H = size_t(c.n_head), HKV = size_t(c.n_head_kv);
+  for (int l = 0; l < c.n_layer; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    const Mat an = load(f, p + "attn_norm.weight");
+    std::vector<std::vector<double>> out(T);
+    if (is_recurrent_layer(c, l)) {
+      const size_t Hk = size_t(c.ssm_n_group), Hv = size_t(c.ssm_dt_rank);
+      const size_t dk = size_t(c.ssm_d_state), dv = size_t(c.ssm_d_inner) / Hv;
+      const size_t Kd = Hk * dk, ch = 2 * Kd + Hv * dv, K = size_t(c.ssm_d_conv);
+      const Mat wqkv = load(f, p + "attn_qkv.weight"), wz = load(f, p + "attn_gate.weight"),
+                wb = load(f, p + "ssm_beta.weight"), wa = load(f, p + "ssm_alpha.weight"),
+                conv = load(f, p + "ssm_conv1d.weight"), dt = load(f, p + "ssm_dt.bias"),
+                A = load(f, p + "ssm_a"), nw = load(f, p + "ssm_norm.weight"),
+                wout = load(f, p + "ssm_out.weight");
+      std::vector<std::vector<double>> in(T), z(T), b(T), a(T);
+      for (size_t t = 0; t < T; ++t) {
+        const auto xn = rmsnorm(x[t], an, c.rms_eps);
+        in[t] = matvec(wqkv, xn), z[t] = matvec(wz, xn);
+        b[t] = matvec(wb, xn), a[t] = matvec(wa, xn);
+      }
+      std::vector<double> S(Hv * dv * dk, 0.0);
+      for (size_t t = 0; t < T; ++t) {
+        std::vector<double> u(ch, 0.0);
+        for (size_t cc = 0; cc < ch; ++cc) {
+          for (size_t k = 0; k < K; ++k)
+            if (t + k + 1 >= K) u[cc] += conv[cc * K + k] * in[t + k + 1 - K][cc];
+          u[cc] = silu(u[cc]);
+        }
+        for (size_t h = 0; h < 2 * Hk; ++h) {  // q heads, then k heads
+          double ss = 0;
+          for (size_t i = 0; i < dk; ++i) ss += u[h * dk + i] * u[h * dk + i];
+          const double inv = 1.0 / std::max(std::sqrt(ss), double(c.rms_eps));
+          for (size_t i = 0; i < dk; ++i) u[h * dk + i] *= inv;
+        }
+        std::vector<double> o(Hv * dv);
+        for (size_t h = 0; h < Hv; ++h) {
+          const double sp = std::log1p(std::exp(a[t][h] + dt[h]));
+          const double decay = std::exp(sp * A[h]), beta = 1.0 / (1.0 + std::exp(-b[t][h]));
+          const double* q = &u[(h % Hk) * dk];
+          const double* k = &u[Kd + (h % Hk) * dk];
+          const double* v = &u[2 * Kd + h * dv];
+          double ss = 0;
+          for (size_t j = 0; j < dv; ++j) {
+            double* row = &S[(h * dv + j) * dk];
+            double sk = 0;
+            for (size_t i = 0; i < dk; ++i) sk += (row[i] *= decay) * k[i];
+            const double d = beta * (v[j] - sk);
+            double sq = 0;
+            for (size_t i = 0; i < dk; ++i) sq += (row[i] += d * k[i]) * q[i];
+            o[h * dv + j] = sq / std::sqrt(double(dk));
+            ss += o[h * dv + j] * o[h * dv + j];
+          }
+          const double inv = 1.0 / std::sqrt(ss / double(dv) + c.rms_eps);
+          for (size_t j = 0; j < dv; ++j) o[h * dv + j] *= inv * nw[j] * silu(z[t][h * dv + j]);
+        }
+        out[t] = matvec(wout, o);
+      }
+    } else {
+      const Mat wq = load(f, p + "attn_q.weight"), wk = load(f, p + "attn_k.weight"),
+                wv = load(f, p + "attn_v.weight"), wo = load(f, p + "attn_output.weight"),
+                qn = load(f, p + "attn_q_norm.weight"), kn = load(f, p + "attn_k_norm.weight");
+      std::vector<std::vector<double>> q(T), gate(T), k(T), v(T);
+      for (size_t t = 0; t < T; ++t) {
+        const auto xn = rmsnorm(x[t], an, c.rms_eps);
+        const auto qg = matvec(wq, xn);
+        for (size_t h = 0; h < H; ++h) {
+          q[t].insert(q[t].end(), qg.begin() + long(2 * h * hd),
+                      qg.begin() + long(2 * h * hd + hd));
+          gate[t].insert(gate[t].end(), qg.begin() + long(2 * h * hd + hd),
+                         qg.begin() + long(2 * h * hd + 2 * hd));
+        }
+        k[t] = matvec(wk, xn), v[t] = matvec(wv, xn);
+        for (size_t h = 0; h < H; ++h) q[t] = rmsnorm(q[t], qn, c.rms_eps, h * hd, hd);
+        for (size_t h = 0; h < HKV; ++h) k[t] = rmsnorm(k[t], kn, c.rms_eps, h * hd, hd);
+        for (size_t h = 0; h < H; ++h)
+          rope_head(&q[t][h * hd], c, positions[t], c.rope.freq_base, 1);
+        for (size_t h = 0; h < HKV; ++h)
+          rope_head(&k[t][h * hd], c, positions[t], c.rope.freq_base, 1);
+      }
+      const double scale = 1.0 / std::sqrt(double(hd));
+      for (size_t t = 0; t < T; ++t) {
+        std::vector<double> att(H * hd, 0.0);
+        for (size_t h = 0; h < H; ++h) {
+          const size_t g = h / (H / HKV);
+          std::vector<double> s(T, -INFINITY);
+          double mx = -INFINITY, sum = 0;
+          for (size_t j = 0; j < T; ++j) {
+            if (positions[j] > positions[t]) continue;
+            double dot = 0;
+            for (size_t d = 0; d < hd; ++d) dot += q[t][h * hd + d] * k[j][g * hd + d];
+            mx = std::max(mx, s[j] = dot * scale);
+          }
+          for (double& e : s) sum += (e = std::exp(e - mx));
+          for (size_t j = 0; j < T; ++j)
+            for (size_t d = 0; d < hd; ++d) att[h * hd + d] += s[j] / sum * v[j][g * hd + d];
+        }
+        for (size_t i = 0; i < H * hd; ++i) att[i] /= 1.0 + std::exp(-gate[t][i]);
+        out[t] = matvec(wo, att);
+      }
+    }
+    // The FFN: dense, or (qwen35moe) the shared expert scaled by sigmoid(x . gate_inp_shexp) plus
+    // the top-k of the softmax over experts, renormalised.
+    const bool moe = c.n_expert > 0;
+    const std::string sh = moe ? "_shexp" : "";
+    const Mat fn = load(f, p + "post_attention_norm.weight"),
+              fg = load(f, p + "ffn_gate" + sh + ".weight"),
+              fu = load(f, p + "ffn_up" + sh + ".weight"),
+              fd = load(f, p + "ffn_down" + sh + ".weight");
+    for (size_t t = 0; t < T; ++t) {
+      for (size_t i = 0; i < E; ++i) x[t][i] += out[t][i];
+      const auto xn = rmsnorm(x[t], fn, c.rms_eps);
+      auto y = swiglu_ffn(fg, fu, fd, xn);
+      if (moe) {
+        const Mat sg = load(f, p + "ffn_gate_inp_shexp.weight");
+        double dot = 0;
+        for (size_t i = 0; i < E; ++i) dot += sg[i] * xn[i];
+        for (double& e : y) e /= 1.0 + std::exp(-dot);
+        const auto routed = routed_moe(f, p, c, xn);
+        for (size_t j = 0; j < E; ++j) y[j] += routed[j];
+      }
+      for (size_t i = 0; i < E; ++i) x[t][i] += y[i];
+    }
+  }
+  return x;
+}
+
 }  // namespace
 
 std::vector<double> reference_forward(const std::string& path, const std::vector<int32_t>& tokens) {
@@ -210,7 +375,8 @@ std::vector<double> reference_forward(const std::string& path, const std::vector
       for (double& e : x[t]) e *= std::sqrt(double(E));
   }
 
-  for (int l = 0; l < c.n_layer; ++l) {
+  if (is_qwen35_arch(c.arch)) x = hybrid_layers(f, c, std::move(x), positions);
+  for (int l = 0; l < (is_qwen35_arch(c.arch) ? 0 : c.n_layer); ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     // gpt-oss names its FFN input norm post_attention_norm.
     // gemma4's kinds differ in head size and KV heads; a layer without attn_v uses K's projection.
@@ -308,23 +474,7 @@ std::vector<double> reference_forward(const std::string& path, const std::vector
         y = swiglu_ffn(load(f, p + "ffn_gate.weight"), load(f, p + "ffn_up.weight"),
                        load(f, p + "ffn_down.weight"), xn);
       } else {
-        auto r = matvec(load(f, p + "ffn_gate_inp.weight"), xn);
-        const double mx = *std::max_element(r.begin(), r.end());
-        double sum = 0;
-        for (auto& e : r) sum += (e = std::exp(e - mx));
-        for (auto& e : r) e /= sum;
-        std::vector<size_t> idx(r.size());
-        std::iota(idx.begin(), idx.end(), 0);
-        std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return r[a] > r[b]; });
-        double wsum = 0;
-        for (int i = 0; i < c.n_expert_used; ++i) wsum += r[idx[size_t(i)]];
-        for (int i = 0; i < c.n_expert_used; ++i) {
-          const size_t e = idx[size_t(i)];
-          const auto ye = swiglu_ffn(load(f, p + "ffn_gate_exps.weight", e),
-                                     load(f, p + "ffn_up_exps.weight", e),
-                                     load(f, p + "ffn_down_exps.weight", e), xn);
-          for (size_t j = 0; j < E; ++j) y[j] += r[e] / wsum * ye[j];
-        }
+        y = routed_moe(f, p, c, xn);
       }
       for (size_t i = 0; i < E; ++i) x[t][i] += y[i];
       if (gemma4 && f.find_tensor(p + "layer_output_scale.weight"))
