@@ -28,6 +28,7 @@ int cli_main(int argc, char** argv) {
   register_kvcalc_command(app, commands);
   register_plot_command(app, commands);
   register_dashboard_command(app, commands);
+  register_serve_command(app, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
