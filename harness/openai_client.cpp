@@ -37,9 +37,10 @@ bool absorb(const json& j, bool chat, CompletionResult& r) {
     const json* d = c.contains("delta")     ? &c["delta"]
                     : c.contains("message") ? &c["message"]
                                             : nullptr;
-    if (d && d->contains("content") && (*d)["content"].is_string()) piece = (*d)["content"];
+    if (d && d->contains("content") && (*d)["content"].is_string())
+      piece = (*d)["content"].get<std::string>();
   } else if (c.contains("text") && c["text"].is_string()) {
-    piece = c["text"];
+    piece = c["text"].get<std::string>();
   }
   r.text += piece;
   bool ids = false;
@@ -48,7 +49,8 @@ bool absorb(const json& j, bool chat, CompletionResult& r) {
     for (const auto& id : *t) r.token_ids.push_back(id.get<int32_t>());
     ids = !t->empty();
   }
-  if (const auto f = c.find("finish_reason"); f != c.end() && f->is_string()) r.finish_reason = *f;
+  if (const auto f = c.find("finish_reason"); f != c.end() && f->is_string())
+    r.finish_reason = f->get<std::string>();
   return !piece.empty() || ids;
 }
 
@@ -56,8 +58,9 @@ std::string error_message(const std::string& body) {
   const json j = json::parse(body, nullptr, false);
   if (!j.is_discarded() && j.contains("error")) {
     const json& e = j["error"];
-    if (e.is_object() && e.contains("message") && e["message"].is_string()) return e["message"];
-    if (e.is_string()) return e;
+    if (e.is_object() && e.contains("message") && e["message"].is_string())
+      return e["message"].get<std::string>();
+    if (e.is_string()) return e.get<std::string>();
   }
   return body.substr(0, 300);
 }
@@ -85,6 +88,7 @@ CompletionResult OpenAIClient::complete(const json& body, bool chat, int stop_af
   cli.set_read_timeout(std::chrono::duration_cast<std::chrono::microseconds>(secs));
   cli.set_write_timeout(std::chrono::duration_cast<std::chrono::microseconds>(secs));
   cli.set_connection_timeout(std::chrono::seconds(10));
+  cli.set_tcp_nodelay(true);
   const bool streaming = body.value("stream", false);
   CompletionResult r;
   httplib::Request req;
@@ -188,6 +192,15 @@ std::optional<json> OpenAIClient::post_json(const std::string& path, const json&
   json j = json::parse(res->body, nullptr, false);
   if (j.is_discarded()) return std::nullopt;
   return j;
+}
+
+std::pair<int, std::string> OpenAIClient::post_raw(const std::string& path,
+                                                   const std::string& body) {
+  httplib::Client cli(addr_.scheme_host_port);
+  cli.set_connection_timeout(std::chrono::seconds(10));
+  const auto res = cli.Post(path.c_str(), headers_for(api_key_), body, "application/json");
+  if (!res) return {0, httplib::to_string(res.error())};
+  return {res->status, res->body};
 }
 
 }  // namespace accel

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace accel {
@@ -51,6 +52,8 @@ class OpenAIClient {
   std::optional<nlohmann::json> get_json(const std::string& path, int* status = nullptr);
   std::optional<nlohmann::json> post_json(const std::string& path, const nlohmann::json& body,
                                           int* status = nullptr);
+  // POSTs a body as given (tests send malformed ones); returns the status (0: no answer) and body.
+  std::pair<int, std::string> post_raw(const std::string& path, const std::string& body);
   const EndpointAddress& address() const { return addr_; }
 
  private:

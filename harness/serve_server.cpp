@@ -12,6 +12,8 @@
 #include <ctime>
 #include <optional>
 
+#include <sys/socket.h>
+
 #include "harness/serve_engine.h"
 #include "harness/serve_response.h"
 #include "models/chat_template.h"
@@ -53,6 +55,7 @@ struct ServeServer::Impl {
   ServeMetrics metrics;
   httplib::Server http;
   int port = 0;
+  int listen_fd = -1;
   std::atomic<uint64_t> next_id{1};
 
   Impl(ServeConfig c, Engine e, const Tokenizer* t)
@@ -394,6 +397,15 @@ struct ServeServer::Impl {
 
   void routes() {
     http.set_payload_max_length(cfg.limits.max_body_bytes);
+    // Each SSE chunk leaves at once (no Nagle delay on a token), and the listening socket is
+    // remembered so bind() can widen the library's accept backlog of 5 (socket_options replaces
+    // the library's default options, so SO_REUSEADDR is set here again).
+    http.set_tcp_nodelay(true);
+    http.set_socket_options([this](socket_t sock) {
+      int yes = 1;
+      setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+      listen_fd = sock;
+    });
     // One HTTP thread per admissible request plus spares to answer 503s and /metrics promptly.
     const size_t threads = cfg.queue_depth + 8;
     http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
@@ -451,6 +463,8 @@ int ServeServer::bind() {
                            : (i.http.bind_to_port(i.cfg.host, i.cfg.port) ? i.cfg.port : -1);
   if (i.port < 0)
     throw std::runtime_error("cannot listen on " + i.cfg.host + ":" + std::to_string(i.cfg.port));
+  // A burst of clients (64 in the load test) must not overflow the accept queue.
+  if (i.listen_fd >= 0) ::listen(i.listen_fd, 1024);
   return i.port;
 }
 
