@@ -13,6 +13,7 @@
 
 #include "harness/openai_client.h"
 #include "models/tokenizer.h"
+#include "reports/stats.h"
 
 namespace accel {
 
@@ -36,13 +37,9 @@ bool transient(const CompletionResult& r) {
   return r.status == 0 || r.status >= 500 || r.status == 200;
 }
 
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = p * double(v.size() - 1);
-  const size_t i = size_t(pos);
-  const double f = pos - double(i);
-  return i + 1 < v.size() ? v[i] * (1 - f) + v[i + 1] * f : v[i];
+// A percentile of gaps (0 when there are none, e.g. a one-token answer).
+double pct(const std::vector<double>& v, double q) {
+  return v.empty() ? 0.0 : reports::percentile(v, q);
 }
 
 // The local tokenizer of the target's GGUF, made once per model.
@@ -131,9 +128,9 @@ Outcome EndpointMethod::run(const Engine& e, const Request& r, const json& param
                       : o.prompt_tokens;
   stats["e2e_s"] = res.e2e_s;
   stats["tpot_s"] = o.tokens.size() > 1 ? o.decode_s / double(o.tokens.size() - 1) : 0.0;
-  stats["itl_s"] = {{"p50", percentile(res.itl_s, 0.5)},
-                    {"p90", percentile(res.itl_s, 0.9)},
-                    {"p99", percentile(res.itl_s, 0.99)},
+  stats["itl_s"] = {{"p50", pct(res.itl_s, 0.5)},
+                    {"p90", pct(res.itl_s, 0.9)},
+                    {"p99", pct(res.itl_s, 0.99)},
                     {"n", res.itl_s.size()}};
   stats["usage"] = res.usage;
   stats["finish_reason"] = res.finish_reason;
