@@ -51,7 +51,9 @@ bool absorb(const json& j, bool chat, CompletionResult& r) {
   }
   if (const auto f = c.find("finish_reason"); f != c.end() && f->is_string())
     r.finish_reason = f->get<std::string>();
-  return !piece.empty() || ids;
+  // A chunk with token ids is content when it carries one (a held-back UTF-8 tail flushed by the
+  // last chunk is text of tokens already counted); without ids, when it carries text.
+  return c.contains("token_ids") ? ids : !piece.empty();
 }
 
 std::string error_message(const std::string& body) {
