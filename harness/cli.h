@@ -44,5 +44,7 @@ void register_kvpred_commands(CLI::App& app, CliCommands& out);  // cli_kvpred.c
 void add_make_aux_command(CLI::App& models, CliCommands& out);  // cli_kvpred.cpp
 // `models import-llama2c`, added under the `models` subcommand by register_models_commands.
 void add_import_llama2c_command(CLI::App& models, CliCommands& out);  // cli_import_llama2c.cpp
+// `serve`: the engine behind an OpenAI-compatible HTTP API.
+void register_serve_command(CLI::App& app, CliCommands& out);  // cli_serve.cpp
 
 }  // namespace accel

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "harness/endpoint_backend.h"
 #include "harness/shipped_models.h"
 #include "methods/method.h"
 #include "models/kv_storage.h"
@@ -183,6 +184,20 @@ void parse_suite(const nlohmann::json& j, const std::string& src, Plan& p) {
   }
 }
 
+// `backend` and `configurations`: the configurations become the plan's methods, by name.
+void parse_backend(const nlohmann::json& j, const std::string& src, Plan& p) {
+  if (j.contains("methods"))
+    fail(src, "methods", "an endpoint plan (with `backend`) lists `configurations` instead");
+  if (j.contains("kv_dtypes"))
+    fail(src, "kv_dtypes", "the served model's KV cache is the server's setting, not the plan's");
+  try {
+    p.backend = EndpointBackend::parse(j["backend"], j.value("configurations", nlohmann::json()));
+  } catch (const std::invalid_argument& e) {
+    throw PlanError("[plan] " + src + ": " + e.what());
+  }
+  for (const auto& c : p.backend->configurations()) p.methods.push_back({c->name(), {}});
+}
+
 void parse_reference(const nlohmann::json& j, const std::string& src, Plan& p) {
   nlohmann::json given = nlohmann::json::object();
   if (j.contains("reference")) {
@@ -191,6 +206,16 @@ void parse_reference(const nlohmann::json& j, const std::string& src, Plan& p) {
     check_keys(r, {"method", "params"}, src, "reference");
     p.reference.method = get_string(r, "method", src, "reference.method");
     if (r.contains("params")) given = r["params"];
+  }
+  if (p.backend) {  // the reference is a configuration, run on the same server (default: the first)
+    if (!j.contains("reference")) p.reference.method = p.backend->configurations()[0]->name();
+    const EndpointMethod* c = p.backend->find(p.reference.method);
+    if (!c)
+      fail(src, "reference.method",
+           "'" + p.reference.method + "' is not one of the plan's configurations");
+    if (!given.empty()) fail(src, "reference.params", "a configuration has its request instead");
+    p.reference.params = c->extras();
+    return;
   }
   try {
     const Method& m = find_method(p.reference.method);
@@ -272,7 +297,7 @@ Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::stri
   check_keys(j,
              {"name", "models", "methods", "context_lengths", "workload", "suite", "reference",
               "kv_dtypes", "warmup", "trials", "decode_tokens", "agreement_steps", "threads",
-              "prefill_chunk", "seed", "description", "timings"},
+              "prefill_chunk", "seed", "description", "timings", "backend", "configurations"},
              src, "");
   Plan p;
   p.source = j;
@@ -289,9 +314,14 @@ Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::stri
     if (!names.insert(p.models.back().name).second)
       fail(src, f + ".name", "duplicate model set '" + p.models.back().name + "'");
   }
-  if (!j.contains("methods") || !j["methods"].is_array() || j["methods"].empty())
+  if (j.contains("backend")) {
+    parse_backend(j, src, p);
+  } else if (j.contains("configurations")) {
+    fail(src, "configurations", "needs a `backend` naming the server they are sent to");
+  }
+  if (!p.backend && (!j.contains("methods") || !j["methods"].is_array() || j["methods"].empty()))
     fail(src, "methods", "must be a non-empty array");
-  for (size_t i = 0; i < j["methods"].size(); ++i) {
+  for (size_t i = 0; !p.backend && i < j["methods"].size(); ++i) {
     const auto& m = j["methods"][i];
     const std::string f = "methods[" + std::to_string(i) + "]";
     if (!m.is_object()) fail(src, f, "must be an object");
@@ -367,7 +397,7 @@ Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::stri
              "samples); split it into several plans");
   // Validate every parameter combination now, so a bad sweep value fails before anything runs
   // (each combination once, not once per case).
-  for (size_t i = 0; i < p.methods.size(); ++i) {
+  for (size_t i = 0; i < p.methods.size() && !p.backend; ++i) {
     try {
       const Method& method = find_method(p.methods[i].name);
       for (const auto& combo : param_combinations(p.methods[i].params))
@@ -391,10 +421,24 @@ Plan load_plan(const std::string& path, const std::string& models_dir) {
   return parse_plan(j, path, models_dir);
 }
 
+const Method& plan_method(const Plan& p, const std::string& name) {
+  if (!p.backend) return find_method(name);
+  if (const EndpointMethod* c = p.backend->find(name)) return *c;
+  throw std::invalid_argument("unknown configuration '" + name + "' of the plan's backend");
+}
+
 std::vector<Case> expand_plan(const Plan& p) {
   std::vector<Case> cases;
   for (size_t ms = 0; ms < p.models.size(); ++ms)
     for (const auto& m : p.methods) {
+      if (p.backend) {  // a configuration: its request extras are the case's params, unswept
+        const nlohmann::json& extras =
+            static_cast<const EndpointMethod&>(plan_method(p, m.name)).extras();
+        for (int ctx : p.context_lengths)
+          for (int s = 0; s < p.suite.samples; ++s)
+            cases.push_back(Case{ms, m.name, extras, "f32", ctx, s});
+        continue;
+      }
       const Method& method = find_method(m.name);
       for (const auto& combo : param_combinations(m.params)) {
         const nlohmann::json resolved = resolve_params(method, combo);
@@ -444,6 +488,8 @@ nlohmann::json Case::config(const Plan& p) const {
       {"threads", p.threads}};
   // Only non-default settings are added, so that adding a setting keeps older keys.
   if (kv_dtype != "f32") c["kv_dtype"] = kv_dtype;
+  if (p.backend)
+    c["backend"] = {{"base_url", p.backend->spec().base_url}, {"model", p.backend->spec().model}};
   if (suite.reference_need(p.suite.params).kind != ReferenceNeed::Kind::None)
     c["reference"] = {{"method", p.reference.method}, {"params", p.reference.params}};
   return c;

@@ -4,12 +4,16 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace accel {
+
+class EndpointBackend;
+class Method;
 
 class PlanError : public std::runtime_error {
  public:
@@ -65,7 +69,15 @@ struct Plan {
   // (runner.h). Only for a suite that declares metrics.
   bool timings = true;
   nlohmann::json source;  // the plan as given
+  // Set when the plan names an OpenAI-compatible server (`backend` + `configurations`): its
+  // configurations then stand where methods stand (endpoint_backend.h), and the model set's
+  // target is the local GGUF that holds the served model's tokenizer.
+  std::shared_ptr<const EndpointBackend> backend;
 };
+
+// The method a case's name stands for: a registered method, or an endpoint configuration of the
+// plan's backend. Throws naming the known names.
+const Method& plan_method(const Plan& p, const std::string& name);
 
 // One unit of work: everything that determines its measurements.
 struct Case {

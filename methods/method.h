@@ -3,6 +3,7 @@
 // they never touch SQLite, plans or suites (ARCHITECTURE.md layering).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -53,6 +54,11 @@ struct Request {
   // forced_tokens[t] instead of the method's own choice, so the logits of every step can be
   // compared with a reference run over the same prefix. Outcome::tokens still holds the argmaxes.
   std::vector<int32_t> forced_tokens;
+  // Streaming (accelbench serve): when set, called with each generated token as it is committed
+  // (the first right after TTFT ends), outside no timed phase of its own. It may throw to cancel
+  // the request (a client that went away); the method lets the exception through. Not called in
+  // teacher forcing.
+  std::function<void(int32_t)> on_token;
 };
 
 struct Outcome {

@@ -1,0 +1,274 @@
+// The endpoint backend end to end: plans whose configurations are requests to our own `serve`
+// (a real server on a loopback port, in this process, over the tiny family) store the same
+// predictions as the in-process engine, token for token; a server stopped mid-plan leaves failed
+// cases that a rerun against the restarted server completes without duplicates; bad plan
+// sections are refused naming the member.
+#include "harness/endpoint_backend.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "harness/openai_client.h"
+#include "harness/plan.h"
+#include "harness/runner.h"
+#include "harness/serve_server.h"
+#include "models/tokenizer.h"
+#include "results/result_store.h"
+#include "tests/support/essay_fixture.h"
+#include "tests/support/tiny_family.h"
+
+namespace accel {
+namespace {
+
+using nlohmann::json;
+
+// Our serve over the tiny family (target and draft) on a loopback port.
+class LocalServer {
+ public:
+  explicit LocalServer(int port = 0) {
+    const auto& fam = test::tiny_family();
+    tokenizer_ = Tokenizer::create(TokenizerSpec::from_gguf(fam.target->file()));
+    Engine e;
+    e.target = fam.target.get();
+    e.models["draft"] = fam.draft.get();
+    ServeConfig cfg;
+    cfg.port = port;
+    cfg.access_log = false;
+    cfg.model_id = "tiny";
+    server_ = std::make_unique<ServeServer>(cfg, e, tokenizer_.get());
+    port_ = server_->bind();
+    thread_ = std::thread([this] { server_->listen(); });
+    OpenAIClient c(url(), "", 10);
+    for (int i = 0; i < 200 && !c.get_json("/health"); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ~LocalServer() { stop(); }
+  void stop() {
+    if (!server_) return;
+    server_->stop();
+    thread_.join();
+    server_.reset();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+  int port() const { return port_; }
+  const ServeServer& server() const { return *server_; }
+
+ private:
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<ServeServer> server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+std::string target_path() {
+  return (test::tiny_family().dir->path() / "target.gguf").string();
+}
+
+// {name, method, params} of the configurations (endpoint) and methods (in-process) compared.
+struct Arm {
+  std::string name, method;
+  json params;
+};
+
+json endpoint_plan(const std::string& url, const std::vector<Arm>& arms, const json& suite,
+                   int retries = 1) {
+  json configs = json::array();
+  for (const Arm& a : arms)
+    configs.push_back(
+        {{"name", a.name},
+         {"request", {{"accelbench", {{"method", a.method}, {"params", a.params}}}}}});
+  return {{"name", "endpoint-test"},
+          {"models", {{{"name", "tiny"}, {"target", target_path()}}}},
+          {"backend", {{"base_url", url}, {"model", "tiny"}, {"retries", retries}}},
+          {"configurations", configs},
+          {"context_lengths", {160}},
+          {"suite", suite},
+          {"warmup", 0},
+          {"trials", 1},
+          {"decode_tokens", 12},
+          {"timings", false}};
+}
+
+json local_plan(const std::vector<Arm>& arms, const json& suite) {
+  json methods = json::array();
+  for (const Arm& a : arms) methods.push_back({{"name", a.method}, {"params", a.params}});
+  json p = endpoint_plan("http://unused", arms, suite);
+  p.erase("backend");
+  p.erase("configurations");
+  p["methods"] = methods;
+  p["models"] = {{{"name", "tiny"},
+                  {"target", target_path()},
+                  {"draft", (test::tiny_family().dir->path() / "draft.gguf").string()}}};
+  return p;
+}
+
+RunSummary run(const json& plan, const std::string& db) {
+  std::ostringstream log;
+  RunOptions opt;
+  opt.db_path = db;
+  const RunSummary s = run_plan(parse_plan(plan, "plan.json", "models"), opt, log);
+  if (s.failed > 0) std::printf("%s", log.str().c_str());  // the failures, with their reasons
+  return s;
+}
+
+// (arm index, sample) -> the stored trial, for the methods or configurations of `arms`.
+std::map<std::pair<size_t, std::string>, results::TrialRecord> by_arm(const std::string& db,
+                                                                      const std::vector<Arm>& arms,
+                                                                      bool endpoint) {
+  std::map<std::pair<size_t, std::string>, results::TrialRecord> out;
+  for (const auto& t : results::ResultStore::open_readonly(db).trials()) {
+    for (size_t i = 0; i < arms.size(); ++i) {
+      const bool mine = endpoint
+                            ? t.method == arms[i].name
+                            : t.method == arms[i].method &&
+                                  t.params.value("keep", 1.0) == arms[i].params.value("keep", 1.0);
+      if (mine && !t.failed()) out[{i, t.sample_id}] = t;
+    }
+  }
+  return out;
+}
+
+void expect_same_predictions(const std::vector<Arm>& arms, const json& suite, int context = 160) {
+  test::TempDir dir;
+  LocalServer server;
+  json remote_plan = endpoint_plan(server.url(), arms, suite), local = local_plan(arms, suite);
+  remote_plan["context_lengths"] = local["context_lengths"] = {context};
+  const RunSummary remote = run(remote_plan, dir.file("e.sqlite"));
+  EXPECT_EQ(remote.failed, 0u);
+  const RunSummary local_run = run(local, dir.file("l.sqlite"));
+  EXPECT_EQ(local_run.failed, 0u);
+  const auto e = by_arm(dir.file("e.sqlite"), arms, true);
+  const auto l = by_arm(dir.file("l.sqlite"), arms, false);
+  ASSERT_EQ(e.size(), l.size());
+  ASSERT_EQ(e.size(), arms.size() * size_t(suite.value("samples", 1)));
+  for (const auto& [k, et] : e) {
+    const auto& lt = l.at(k);
+    EXPECT_EQ(et.output_tokens, lt.output_tokens) << arms[k.first].name << " " << k.second;
+    EXPECT_EQ(et.prediction, lt.prediction) << arms[k.first].name << " " << k.second;
+    EXPECT_EQ(et.scores, lt.scores) << arms[k.first].name << " " << k.second;
+    EXPECT_EQ(et.prompt_tokens, lt.prompt_tokens);
+    EXPECT_EQ(et.stats["tokens_from"], "token_ids");
+    EXPECT_EQ(et.stats["server"]["method"], arms[k.first].method);
+    EXPECT_GT(et.ttft_s.value_or(0), 0);
+  }
+  // Provenance: the server's /v1/models answer and how prompts were sized, stored with the run.
+  const auto runs = results::ResultStore::open_readonly(dir.file("e.sqlite")).runs();
+  ASSERT_EQ(runs.size(), 1u);
+  const json& b = runs[0].config["backend"];
+  EXPECT_EQ(b["base_url"], server.url());
+  EXPECT_EQ(b["models"]["data"][0]["id"], "tiny");
+  EXPECT_EQ(b["prompt_sizing"], "server /tokenize (agrees with the local GGUF tokenizer)");
+}
+
+TEST(EndpointBackend, ParityPlanPldAndBaselineStoreTheEnginesTokens) {
+  expect_same_predictions(
+      {{"base", "baseline", json::object()}, {"pld", "pld", json::object()}},
+      {{"name", "parity"}, {"params", {{"prompt_class", "passage"}}}, {"samples", 2}});
+}
+
+TEST(EndpointBackend, NiahPlanWithSpecPrefillStoresTheEnginesPredictions) {
+  test::TempDir data;
+  const std::string essays = data.file("essays.txt");
+  std::ofstream(essays) << test::fixture_essays();
+  expect_same_predictions(
+      {{"base", "baseline", json::object()},
+       {"sp", "specprefill", {{"keep", 0.2}, {"threshold", 0}}}},
+      {{"name", "niah"}, {"params", {{"data", essays}, {"depths", 2}}}, {"samples", 2}}, 640);
+}
+
+TEST(EndpointBackend, AServerStoppedMidPlanLeavesFailuresThatARerunCompletesOnce) {
+  test::TempDir dir;
+  const std::string db = dir.file("r.sqlite");
+  auto server = std::make_unique<LocalServer>();
+  const int port = server->port();
+  const std::vector<Arm> arms = {{"base", "baseline", json::object()}};
+  const json suite = {
+      {"name", "parity"}, {"params", {{"prompt_class", "passage"}}}, {"samples", 8}};
+  json plan = endpoint_plan(server->url(), arms, suite, /*retries=*/0);
+  plan["decode_tokens"] = 64;
+  // Stop the server once 3 requests have been answered, while the plan runs.
+  std::thread killer([&] {
+    while (server->server().metrics().requests("completions", 200) < 3)
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    server->stop();
+  });
+  const RunSummary first = run(plan, db);
+  killer.join();
+  EXPECT_GE(first.completed, 3u);
+  EXPECT_GT(first.failed, 0u);
+  EXPECT_EQ(first.completed + first.failed, 8u);
+  // The failures are stored with their reason.
+  size_t failures = 0;
+  results::TrialFilter all;
+  all.include_failed = true;
+  for (const auto& t : results::ResultStore::open_readonly(db).trials(all))
+    if (t.failed()) {
+      ++failures;
+      EXPECT_NE(t.error->find("no answer"), std::string::npos) << *t.error;
+    }
+  EXPECT_EQ(failures, first.failed);
+
+  LocalServer again(port);
+  const RunSummary second = run(plan, db);
+  EXPECT_EQ(second.failed, 0u);
+  EXPECT_EQ(second.skipped, first.completed);
+  EXPECT_EQ(second.completed, first.failed);
+  std::set<std::string> keys;
+  size_t ok = 0;
+  for (const auto& t : results::ResultStore::open_readonly(db).trials())
+    if (!t.failed()) {
+      ++ok;
+      EXPECT_TRUE(keys.insert(t.case_key).second) << "case stored twice: " << t.case_key;
+    }
+  EXPECT_EQ(ok, 8u);
+}
+
+TEST(EndpointBackend, PlanSectionsAreCheckedNamingTheMember) {
+  const json suite = {{"name", "parity"}, {"samples", 1}};
+  auto refused = [&](json plan, const std::string& names) {
+    try {
+      parse_plan(plan, "p.json", "models");
+      ADD_FAILURE() << "accepted: " << plan.dump();
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(names), std::string::npos) << e.what();
+    }
+  };
+  const json good =
+      endpoint_plan("http://127.0.0.1:1/v1", {{"a", "baseline", json::object()}}, suite);
+  EXPECT_NO_THROW(parse_plan(good, "p.json", "models"));
+  json p = good;
+  p["backend"]["base_url"] = "ftp://x";
+  refused(p, "backend.base_url");
+  p = good;
+  p["backend"].erase("model");
+  refused(p, "backend.model");
+  p = good;
+  p["backend"]["retries"] = 99;
+  refused(p, "backend.retries");
+  p = good;
+  p["configurations"][0]["request"]["max_tokens"] = 5;
+  refused(p, "configurations[0].request.max_tokens");
+  p = good;
+  p["configurations"].push_back(p["configurations"][0]);
+  refused(p, "duplicate configuration");
+  p = good;
+  p["methods"] = json::array({{{"name", "baseline"}}});
+  refused(p, "methods");
+  p = good;
+  p["reference"] = {{"method", "nosuch"}};
+  refused(p, "reference.method");
+  // The configuration is part of the case key: same plan, other request extras, other keys.
+  const Plan a = parse_plan(good, "p.json", "models");
+  p = good;
+  p["configurations"][0]["request"]["accelbench"]["params"] = {{"x", 1}};
+  const Plan b = parse_plan(p, "p.json", "models");
+  EXPECT_NE(expand_plan(a)[0].config(a), expand_plan(b)[0].config(b));
+}
+
+}  // namespace
+}  // namespace accel
