@@ -1,7 +1,7 @@
-"""A llama-architecture byte-level model in torch, laid out exactly as this engine (and llama.cpp's
+"""A llama-architecture model (byte-level or the v2 SentencePiece vocabulary) in torch, laid out exactly as this engine (and llama.cpp's
 `llama` architecture) computes it: pre-norm RMSNorm (eps 1e-5), no biases, SwiGLU FFN, untied output,
-RoPE over interleaved pairs (2i, 2i+1) with theta 10000 (llama.cpp's normal llama RoPE), so the
-weights go into GGUF without any q/k permutation."""
+RoPE over interleaved pairs (2i, 2i+1) with theta Config.rope_theta (10000 for the first family;
+llama.cpp's normal llama RoPE), so the weights go into GGUF without any q/k permutation."""
 import math
 from dataclasses import dataclass, asdict
 
@@ -21,6 +21,9 @@ class Config:
     rope_theta: float = 10000.0
     norm_eps: float = 1e-5
     n_ctx: int = 4096
+    # "byte" (the first family: 256 bytes + BOS + EOS) or "spm-v2" (data_v2.SPM_PATH, the v2
+    # SentencePiece vocabulary); gguf_export writes the matching tokenizer metadata
+    tokenizer: str = "byte"
 
     @property
     def head_dim(self):
