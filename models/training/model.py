@@ -8,6 +8,7 @@ from dataclasses import dataclass, asdict
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+import torch.utils.checkpoint
 
 
 @dataclass
@@ -123,6 +124,7 @@ class LlamaModel(nn.Module):
         self.norm = RMSNorm(c.d_model, c.norm_eps)
         self.out = nn.Linear(c.d_model, c.vocab, bias=False)
         self._rope = {}
+        self.recompute_from_len = 0  # train.py: recompute blocks in backward at T >= this (0: never)
         s, s_res = 0.02, 0.02 / math.sqrt(2 * c.n_layer)
         for n, p in self.named_parameters():
             if p.dim() == 2:
@@ -137,8 +139,13 @@ class LlamaModel(nn.Module):
         B, T = idx.shape
         cos, sin = self.rope(T)
         x = self.tok_emb(idx)
+        recompute = (self.training and torch.is_grad_enabled() and self.recompute_from_len
+                     and T >= self.recompute_from_len)
         for b in self.blocks:
-            x = b(x, cos, sin)
+            if recompute:  # activation checkpointing: same gradients, one block's memory
+                x = torch.utils.checkpoint.checkpoint(b, x, cos, sin, use_reentrant=False)
+            else:
+                x = b(x, cos, sin)
         return self.out(self.norm(x))
 
     def n_params(self):
