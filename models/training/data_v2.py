@@ -446,7 +446,7 @@ def g_vt(rng, c, T, split="train"):
     intro = rng.choice(VT_INTROS)
     head = [(intro, False)] if intro else []
     return with_haystack(c, rng, T, head, stmts, [(q, False), (" " + " ".join(chain), True)],
-                         depths=depths, split=split, sentence=False)
+                         depths=depths, split=split)
 
 
 def fill_list(voc, budget, make_item, rng, cap=5000):
@@ -589,8 +589,8 @@ def g_copy(rng, c, T, split="train"):
     voc = c.voc
     n = rng.randrange(16, max(17, min(300, T // 4)))
     _, ids = c.haystack(rng, n, split)
-    ids = [t for t in ids if voc.bytes_of[t] != b"\n"]
-    passage = voc.decode_bytes(ids).decode("utf-8").strip()
+    # the essays are hard-wrapped: line breaks become spaces so words stay apart
+    passage = " ".join(voc.decode_bytes(ids).decode("utf-8").split())
     if not passage:
         return None
     lead = rng.choice(COPY_LEADS)
@@ -646,6 +646,28 @@ def g_json(rng, c, T, split="train"):
     return [(body + "\n" * (T + 1 - used), False), (q, False), (ans, True)]
 
 
+def g_rrep(rng, c, T, split="train"):
+    """A random string, then the same string repeated until the sample is full, every copy after
+    the first supervised: data.random_repeat's induction signal (it made copying form within ~1K
+    steps in the first family, where copies inside essay text had not after 6.7K) in v2 tokens."""
+    voc = c.voc
+    n = rng.randrange(8, max(9, min(100, T // 2)))
+    alpha = rng.choice(["0123456789", "abcdefghijklmnopqrstuvwxyz", "abcdefghij0123456789 "])
+    unit = " [" + "".join(rng.choice(alpha) for _ in range(n)).strip() + "]"
+    uids = voc.encode_mid(unit)
+    lead_n = rng.randrange(0, max(1, T // 4))
+    rest = T + 1 - 2 - lead_n - len(uids)
+    k = rest // len(uids)
+    if k < 1:
+        return None
+    lead = [(c.haystack(rng, lead_n, split)[0][1:], False)] if lead_n > 16 else []
+    pad = T + 1 - 2 - len(uids) * (k + 1) - (len(voc.encode(lead[0][0])) if lead else 0)
+    if pad < 0:
+        return None
+    first = [(unit if lead else unit[1:], False)]
+    return lead + first + [(unit * k, True), ("\n" * pad, False)]
+
+
 def g_lm(rng, c, T, split="train"):
     return with_haystack(c, rng, T, [], [], [], split=split)
 
@@ -656,13 +678,15 @@ GENERATORS = {
     "niah_mv": lambda rng, c, T: g_niah(rng, c, T, "multivalue"),
     "niah_mq": lambda rng, c, T: g_niah(rng, c, T, "multiquery"),
     "vt": g_vt, "cwe": g_cwe, "fwe": g_fwe, "qa": g_qa, "copy": g_copy, "json": g_json,
-    "lm": g_lm,
+    "lm": g_lm, "rrep": g_rrep,
 }
 # The v2 mix (share of samples). niah (single) keeps the largest share: train.py's length gates
 # are measured on it, as for the first family.
 TASKS_V2 = [("niah", 0.22), ("niah_mk", 0.10), ("niah_mv", 0.07), ("niah_mq", 0.07), ("vt", 0.10),
             ("cwe", 0.10), ("fwe", 0.07), ("qa", 0.08), ("copy", 0.06), ("json", 0.06),
             ("lm", 0.07)]
+# train.py --induction-warmup-steps: 35% random-string repetition first, as the first family's
+TASKS_V2_WARM = [("rrep", 0.35)] + [(n, w * 0.65) for n, w in TASKS_V2]
 
 
 def make_sample(seed, index, T, corpus, split="train", task=None, mix=None):

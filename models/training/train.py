@@ -408,7 +408,9 @@ def main():
         model.recompute_from_len = args.recompute_from_len if fam_v2 else 0
         for i in range(B):
             if fam_v2:  # one task mix throughout (the first family's mix flags do not apply)
-                toks, mask, task = D2.make_sample(args.seed, step * 1000 + i, T, corpus)
+                toks, mask, task = D2.make_sample(
+                    args.seed, step * 1000 + i, T, corpus,
+                    mix=D2.TASKS_V2_WARM if step < args.induction_warmup_steps else D2.TASKS_V2)
                 xs.append(toks)
                 ms.append(mask)
                 tasks.append(task)
