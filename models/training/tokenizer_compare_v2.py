@@ -78,7 +78,9 @@ def engine_ids(engine, gguf, text, td):
 def llama_ids(binary, gguf, text, td):
     f = os.path.join(td, "t.txt")
     open(f, "wb").write(text.encode("utf-8"))
-    r = subprocess.run([binary, "-m", gguf, "-f", f, "--ids", "--no-bos", "--log-disable"],
+    # llama-tokenize parses control-token texts by default; SentencePiece and the engine do not
+    r = subprocess.run([binary, "-m", gguf, "-f", f, "--ids", "--no-bos", "--no-parse-special",
+                        "--log-disable"],
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f"llama-tokenize failed: {r.stderr.strip()[-400:]}")
