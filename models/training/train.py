@@ -86,13 +86,9 @@ def forward_loss(model, x, y, m, autocast):
     return logits, ce
 
 
-@torch.no_grad()
-def evaluate_v2(model, corpus, seed, autocast, lengths=(1024, 2048, 4096, 8192), n=12,
-                styles=("ruler",), bpb_len=2048):
-    """evaluate() for the v2 vocabulary: lengths in v2 tokens, the answer ' ' + 7 digits in v2
-    tokens, and held-out bits per byte as the summed cross-entropy of 8 held-out chunks of bpb_len
-    tokens over their bytes (comparable with the byte-level family's figure)."""
-    model.eval()
+def needle_accuracy(model, autocast, lengths, styles, n, sample):
+    """Teacher-forced exact match of the answer tokens (equal to greedy exact match of them) on n
+    held-out samples per (style, length); sample(style, T, i, depth) -> (tokens, answer length)."""
     res = {}
     for style in styles:
         for T in lengths:
@@ -100,26 +96,44 @@ def evaluate_v2(model, corpus, seed, autocast, lengths=(1024, 2048, 4096, 8192),
                 continue
             ok = 0
             for i in range(n):
-                prompt, ans, _ = D2.eval_niah_sample(seed, 100000 * T + i, T, (i + 0.5) / n,
-                                                     corpus, style)
-                toks = prompt + ans
+                toks, n_ans = sample(style, T, i, (i + 0.5) / n)
                 with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
                     logits = model(torch.tensor([toks[:-1]]))
-                ok += logits[0, -len(ans):].argmax(-1).tolist() == ans
+                ok += logits[0, -n_ans:].argmax(-1).tolist() == toks[-n_ans:]
             res[f"{style}_{T}"] = ok / n
+    return res
+
+
+def bits_per_byte(model, autocast, chunks):
+    """Held-out bits per byte: summed cross-entropy over chunks [(tokens with BOS, bytes)]."""
     tot, nbytes = 0.0, 0
-    held = corpus.toks["heldout"]
-    L = min(bpb_len, model.c.n_ctx)
-    for j in range(8):
-        off = j * (len(held) - L - 1) // 8
-        ids = held[off:off + L]
-        toks = [corpus.voc.bos] + ids
+    for toks, n_bytes in chunks:
         x, y = torch.tensor([toks[:-1]]), torch.tensor([toks[1:]])
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
             logits = model(x)
         tot += F.cross_entropy(logits.float()[0], y[0], reduction="sum").item()
-        nbytes += len(corpus.voc.decode_bytes(ids))
-    res["heldout_bpb"] = tot / nbytes / math.log(2)
+        nbytes += n_bytes
+    return tot / nbytes / math.log(2)
+
+
+@torch.no_grad()
+def evaluate_v2(model, corpus, seed, autocast, lengths=(1024, 2048, 4096, 8192), n=12,
+                styles=("ruler",), bpb_len=2048):
+    """evaluate() for the v2 vocabulary: lengths in v2 tokens, the answer ' ' + 7 digits in v2
+    tokens, and held-out bits per byte as the summed cross-entropy of 8 held-out chunks of bpb_len
+    tokens over their bytes (comparable with the byte-level family's figure)."""
+    model.eval()
+
+    def sample(style, T, i, depth):
+        prompt, ans, _ = D2.eval_niah_sample(seed, 100000 * T + i, T, depth, corpus, style)
+        return prompt + ans, len(ans)
+
+    res = needle_accuracy(model, autocast, lengths, styles, n, sample)
+    held, L = corpus.toks["heldout"], min(bpb_len, model.c.n_ctx)
+    offs = [j * (len(held) - L - 1) // 8 for j in range(8)]
+    res["heldout_bpb"] = bits_per_byte(model, autocast, [
+        ([corpus.voc.bos] + held[o:o + L], len(corpus.voc.decode_bytes(held[o:o + L])))
+        for o in offs])
     model.train()
     return res
 
@@ -130,36 +144,18 @@ def evaluate(model, corpus, seed, autocast, lengths=(1024, 2048, 4096), n=12, st
     """Held-out single-needle NIAH (teacher-forced exact match of ' ' + 7 digits, which equals greedy
     exact match of those tokens) and held-out bits per byte."""
     model.eval()
-    res = {}
-    for style in styles:
-        for T in lengths:
-            if T > model.c.n_ctx:
-                continue
-            ok = 0
-            for i in range(n):
-                depth = (i + 0.5) / n
-                prompt, value = D.eval_niah_sample(seed, 100000 * T + i, T, depth, corpus, style)
-                ans = (" " + value).encode()
-                toks = [D.BOS] + list(prompt) + list(ans)
-                x = torch.tensor([toks[:-1]])
-                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
-                    logits = model(x)
-                pred = logits[0, -len(ans):].argmax(-1).tolist()
-                ok += pred == list(ans)
-            res[f"{style}_{T}"] = ok / n
+
+    def sample(style, T, i, depth):
+        prompt, value = D.eval_niah_sample(seed, 100000 * T + i, T, depth, corpus, style)
+        ans = (" " + value).encode()
+        return [D.BOS] + list(prompt) + list(ans), len(ans)
+
+    res = needle_accuracy(model, autocast, lengths, styles, n, sample)
     # bits per byte over 8 held-out chunks of bpb_len bytes (fixed offsets)
-    tot, cnt = 0.0, 0
     L = min(bpb_len, model.c.n_ctx)
-    for j in range(8):
-        off = j * (len(corpus.heldout) - L - 1) // 8
-        toks = [D.BOS] + list(corpus.heldout[off:off + L])
-        x, y = torch.tensor([toks[:-1]]), torch.tensor([toks[1:]])
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
-            logits = model(x)
-        ce = F.cross_entropy(logits.float()[0], y[0], reduction="sum")
-        tot += ce.item()
-        cnt += y.numel()
-    res["heldout_bpb"] = tot / cnt / math.log(2)
+    offs = [j * (len(corpus.heldout) - L - 1) // 8 for j in range(8)]
+    res["heldout_bpb"] = bits_per_byte(model, autocast, [
+        ([D.BOS] + list(corpus.heldout[o:o + L]), L) for o in offs])
     model.train()
     return res
 
