@@ -471,28 +471,37 @@ def g_cwe(rng, c, T, split="train"):
     r_other = rng.choice([1, 1, 2]) if r >= 4 else 1
     fmt, sep = rng.choice(CWE_FORMATS), rng.choice(CWE_SEPS)
     intro, q = rng.choice(CWE_INTROS), rng.choice(CWE_QUESTIONS).format(m=m)
-    words = rng.sample(c.cwe_pool, min(len(c.cwe_pool), 2000))
-    common, others = words[:m], words[m:]
+    words = rng.sample(c.cwe_pool, len(c.cwe_pool))
+    common, spare = words[:m], words[m:]
     # size: tokens per item measured on a probe of this list's own words
     per = sum(seg_len(voc, sep + fmt.format(i=500, w=w)) for w in words[:40]) / 40
     ans_tokens = seg_len(voc, " " + ", ".join(common)) + 1
     budget = T + 1 - 2 - seg_len(voc, intro) - seg_len(voc, q) - ans_tokens - 4
     n_items = int(budget / per) if per else 0
-    n_other = (n_items - m * r) // r_other
+    n_other = min((n_items - m * r) // r_other, len(spare))
     if n_other < 1:
         return None
-    n_other = min(n_other, len(others))
-    lst = common * r + others[:n_other] * r_other
+    others, spare = spare[:n_other], spare[n_other:]
+    lst = common * r + others * r_other
     rng.shuffle(lst)
-    for _ in range(3):  # shrink until it fits (the probe is an estimate)
+    for _ in range(8):  # the probe is an estimate: drop or add other words until the list fits
         body = sep.join(fmt.format(i=i + 1, w=w) for i, w in enumerate(lst))
         used = len(voc.encode(intro + body)) + seg_len(voc, q) + ans_tokens + 1
-        if used <= T + 1:
+        slack = T + 1 - used
+        if 0 <= slack <= 2 * per + 2:
             break
-        drop = set(others[:max(1, (used - T - 1) // max(1, int(per)) + 1)])
-        others = [w for w in others if w not in drop]
-        lst = [w for w in lst if w not in drop]
-    else:
+        if slack < 0:
+            drop = set(others[:max(1, int(-slack / per / r_other) + 1)])
+            others = [w for w in others if w not in drop]
+            lst = [w for w in lst if w not in drop]
+        else:
+            add, spare = spare[:int(slack / per / r_other)], spare[int(slack / per / r_other):]
+            if not add:
+                break
+            others += add
+            for w in add * r_other:
+                lst.insert(rng.randrange(len(lst) + 1), w)
+    if not 0 <= slack or len(others) < 1:
         return None
     order, seen = [], set()
     for w in lst:
@@ -534,51 +543,56 @@ def g_fwe(rng, c, T, split="train"):
 
 
 def g_qa(rng, c, T, split="train"):
-    """Essay paragraphs as numbered documents; a quoted phrase from one; the answer is either the
-    words that follow it there (extractive) or the document's number."""
+    """Essay passages (40-400 tokens each, as many as fit) as numbered documents; a quoted phrase
+    from one; the answer is either the words that follow it there (extractive) or the document's
+    number. (The essays file keeps no paragraph breaks, so documents are token spans.)"""
     voc = c.voc
-    text = c.train_text if split == "train" else c.heldout_text
-    paras = [p for p in text.split("\n") if len(p.split()) >= 25]
-    n_docs = rng.choice([3, 5, 8, 12, 20])
     intro = rng.choice(QA_INTROS)
     dfmt = rng.choice(QA_DOC)
-    docs = rng.sample(paras, min(n_docs, len(paras)))
-    gold = rng.randrange(len(docs))
-    words = docs[gold].split()
-    i = rng.randrange(0, len(words) - 12)
     p_len, a_len = rng.choice([4, 5, 6, 8]), rng.choice([2, 3, 4, 6])
-    phrase, answer = " ".join(words[i:i + p_len]), " ".join(words[i + p_len:i + p_len + a_len])
-    if any(phrase in d for k, d in enumerate(docs) if k != gold) or docs[gold].count(phrase) != 1:
+    cont = rng.random() < 0.7
+    qtemp = rng.choice(QA_CONT_Q if cont else QA_DOC_Q)
+    # the question quotes p_len words and the answer is a_len words or a number: reserve for both
+    reserve = seg_len(voc, qtemp.format(p=" ".join(["wordy"] * p_len))) + 6 * a_len + 8
+    budget = T + 1 - 2 - seg_len(voc, intro + "x") - reserve
+    bodies, used = [], 0
+    while len(bodies) < 60:
+        k = len(bodies) + 1
+        lab = seg_len(voc, ("\n\n" if bodies else "") + dfmt.format(i=k))
+        n = min(rng.randrange(40, 400), budget - used - lab)
+        if n < 24:
+            break
+        text, _ = c.haystack(rng, n, split)
+        body = " ".join(text.split())
+        bodies.append(body)
+        used += lab + seg_len(voc, " " + body)
+    if len(bodies) < 2:
         return None
-    if rng.random() < 0.7:
-        q, ans = rng.choice(QA_CONT_Q).format(p=phrase), " " + answer
-    else:
-        q, ans = rng.choice(QA_DOC_Q).format(p=phrase), f" {gold + 1}"
-    tail_len = seg_len(voc, q) + seg_len(voc, ans) + 1
-    # documents are cut to share the budget; the gold one keeps its quoted span
-    budget = T + 1 - 2 - seg_len(voc, intro + "x") - tail_len
-    per = budget // len(docs)
-    parts = []
-    for k, d in enumerate(docs):
-        label = dfmt.format(i=k + 1)
-        lab_t = seg_len(voc, ("\n\n" if k else "") + label)
-        ws = d.split()
-        if k == gold:
-            lo = max(0, i - rng.randrange(0, 40))
-            ws = ws[lo:]
-        room = per - lab_t
-        if room < 8:
-            return None
-        ids = voc.encode_mid(" " + " ".join(ws))[:room]
-        while ids and not voc.word_start[ids[-1]] and len(ids) > 1:
-            ids = ids[:-1]
-        ids = ids[:-1]  # end before a word start
-        body = voc.decode_bytes(ids).decode("utf-8", "ignore").lstrip(" ")
-        if k == gold and phrase + " " + answer not in body:
-            return None
-        parts.append(("\n\n" if k else "") + label + body)
-    head = intro + "".join(parts)
-    used = len(voc.encode(head)) + tail_len + 1
+    gold = rng.randrange(len(bodies))
+    words = bodies[gold].split()
+    if len(words) < p_len + a_len + 2:
+        return None
+    i = rng.randrange(0, len(words) - p_len - a_len)
+    phrase, answer = " ".join(words[i:i + p_len]), " ".join(words[i + p_len:i + p_len + a_len])
+    if sum(b.count(phrase) for b in bodies) != 1:
+        return None
+    q = qtemp.format(p=phrase)
+    ans = " " + answer if cont else f" {gold + 1}"
+    def compose():
+        parts = [("\n\n" if k else "") + dfmt.format(i=k + 1) + b for k, b in enumerate(bodies)]
+        head = intro + "".join(parts)
+        return head, len(voc.encode(head)) + seg_len(voc, q) + seg_len(voc, ans) + 2
+
+    head, used = compose()
+    if T + 1 - used > 8:  # the reserve was generous: lengthen the last document into the gap
+        ext = " ".join(c.haystack(rng, T + 1 - used - 2, split)[0].split())
+        if phrase not in ext and phrase not in bodies[-1][-200:] + " " + ext[:200]:
+            bodies[-1] += " " + ext
+            head2, used2 = compose()
+            if used2 <= T + 1:
+                head, used = head2, used2
+            else:
+                bodies[-1] = bodies[-1][:-len(ext) - 1]
     if used > T + 1:
         return None
     return [(head + "\n" * (T + 1 - used), False), (q, False), (ans, True)]
@@ -611,7 +625,7 @@ def json_record(rng, c):
 def g_json(rng, c, T, split="train"):
     """A JSON list of records, then either one field of one record (by id) or the whole record."""
     voc = c.voc
-    recs = fill_list(voc, T - 60, lambda: json_record(rng, c) + ",", rng, cap=600)
+    recs = fill_list(voc, T - 40, lambda: json_record(rng, c) + ",", rng, cap=600)
     ids_seen, uniq = set(), []
     for r in recs:
         rid = r.split(",")[0]
@@ -655,11 +669,11 @@ def g_rrep(rng, c, T, split="train"):
     alpha = rng.choice(["0123456789", "abcdefghijklmnopqrstuvwxyz", "abcdefghij0123456789 "])
     unit = " [" + "".join(rng.choice(alpha) for _ in range(n)).strip() + "]"
     uids = voc.encode_mid(unit)
-    lead_n = rng.randrange(0, max(1, T // 4))
-    rest = T + 1 - 2 - lead_n - len(uids)
-    k = rest // len(uids)
+    rest = T + 1 - 2 - len(uids)  # after BOS, EOS and the first copy
+    k = (rest - rng.randrange(0, max(1, T // 4))) // len(uids)  # repeats; essay text leads
     if k < 1:
         return None
+    lead_n = rest - k * len(uids)
     lead = [(c.haystack(rng, lead_n, split)[0][1:], False)] if lead_n > 16 else []
     pad = T + 1 - 2 - len(uids) * (k + 1) - (len(voc.encode(lead[0][0])) if lead else 0)
     if pad < 0:
