@@ -781,6 +781,11 @@ def selftest():
                 if voc.encode(text) != toks[1:-1]:
                     fails["retokenize"] += 1
                     print("retokenize mismatch", name, T, i)
+                # sizing leftovers are newlines: they must stay a small part of the sample
+                run = max([len(x) for x in re.findall(r"\n+", text)] or [0])
+                if run > 80:
+                    fails["newline-padding"] += 1
+                    print("newline run of", run, "in", name, T, i)
                 for b in banned:
                     if b in text:
                         fails["ruler-string"] += 1
