@@ -239,6 +239,37 @@ int64_t ResultStore::upsert(sqlite::Statement& st, const TrialRecord& t) {
 }
 
 int64_t ResultStore::record_case(const std::vector<TrialRecord>& trials) {
+  return record_trials(trials, nullptr);
+}
+
+int64_t ResultStore::record_load_point(LoadPointRecord point,
+                                       const std::vector<TrialRecord>& requests) {
+  if (!requests.empty() && requests.front().case_key != point.case_key)
+    throw std::invalid_argument(db_->label() + ": load point '" + point.case_key +
+                                "' with requests of case '" + requests.front().case_key + "'");
+  if (point.concurrency < 1 || !(point.request_rate >= 0) || !(point.wall_s >= 0))
+    throw std::invalid_argument(db_->label() + ": load point '" + point.case_key +
+                                "': concurrency < 1, negative rate or wall time");
+  if (point.recorded_at.empty()) point.recorded_at = utc_now();
+  return record_trials(requests, &point);
+}
+
+std::vector<LoadPointRecord> ResultStore::load_points() const {
+  std::vector<LoadPointRecord> out;
+  if (table_columns(*db_, "load_points").empty()) return out;
+  auto st = db_->prepare(
+      "SELECT case_key, run_id, method, context_len, concurrency, request_rate, requests, wall_s, "
+      "output_tokens, recorded_at FROM load_points ORDER BY method, context_len, request_rate, "
+      "concurrency");
+  while (st.step())
+    out.push_back({st.get_text(0), st.get_text(1), st.get_text(2), st.get_int(3), st.get_int(4),
+                   st.get_double(5), st.get_int(6), st.get_double(7), st.get_int(8),
+                   st.get_text(9)});
+  return out;
+}
+
+int64_t ResultStore::record_trials(const std::vector<TrialRecord>& trials,
+                                   const LoadPointRecord* point) {
   if (read_only_) throw std::logic_error(db_->label() + ": record_case on a read-only store");
   if (trials.empty()) throw std::invalid_argument(db_->label() + ": record_case with no trials");
   const std::string& key = trials.front().case_key;
@@ -269,6 +300,16 @@ int64_t ResultStore::record_case(const std::vector<TrialRecord>& trials) {
     auto st = db_->prepare(upsert_trial_sql());
     int64_t written = 0;
     for (const auto& t : filled) written += upsert(st, t);
+    if (point) {
+      auto pt = db_->prepare(
+          "INSERT OR IGNORE INTO load_points (case_key, run_id, method, context_len, concurrency, "
+          "request_rate, requests, wall_s, output_tokens, recorded_at) VALUES (?, ?, ?, ?, ?, ?, "
+          "?, ?, ?, ?)");
+      pt.bind_all(point->case_key, point->run_id, point->method, point->context_len,
+                  point->concurrency, point->request_rate, point->requests, point->wall_s,
+                  point->output_tokens, point->recorded_at)
+          .run();
+    }
     return written;
   });
 }
