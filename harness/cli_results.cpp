@@ -62,7 +62,8 @@ void register_results_commands(CLI::App& app, CliCommands& out) {
                    "the f32-cache baseline), suite (every suite metric by its declaration), "
                    "parity (token-exact parity and the cross-configuration matrix), niah (NIAH "
                    "score by needle depth and context length), pareto (quality against TTFT and "
-                   "TTFT FLOPs, with the Pareto fronts), runs, trials, or paper (published "
+                   "TTFT FLOPs, with the Pareto fronts), serve (load-sweep latency percentiles and "
+                   "throughput of endpoint plans), runs, trials, or paper (published "
                    "values beside this store's, see --paper)")
       ->required()
       ->check(CLI::IsMember(table_names()));

@@ -17,6 +17,7 @@ std::vector<results::TrialRecord> load_trial_records(const Case& c,
     t.trial_index = q.index;
     t.workload = "load";
     t.workload_version = "1";
+    t.reference_method.reset();  // a load point is compared with nothing
     t.sample_id = "request-" + std::to_string(q.index);
     t.prompt_tokens = c.context_len;
     t.kept_tokens = c.context_len;

@@ -238,6 +238,22 @@ int64_t ResultStore::upsert(sqlite::Statement& st, const TrialRecord& t) {
   return db_->changes();
 }
 
+namespace {
+
+// A point already stored for the case is kept: the first writer wins, as for its trials.
+int64_t insert_load_point(sqlite::Database& db, const LoadPointRecord& p) {
+  auto st = db.prepare(
+      "INSERT OR IGNORE INTO load_points (case_key, run_id, method, context_len, concurrency, "
+      "request_rate, requests, wall_s, output_tokens, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
+      "?, ?)");
+  st.bind_all(p.case_key, p.run_id, p.method, p.context_len, p.concurrency, p.request_rate,
+              p.requests, p.wall_s, p.output_tokens, p.recorded_at)
+      .run();
+  return db.changes();
+}
+
+}  // namespace
+
 int64_t ResultStore::record_case(const std::vector<TrialRecord>& trials) {
   return record_trials(trials, nullptr);
 }
@@ -300,16 +316,7 @@ int64_t ResultStore::record_trials(const std::vector<TrialRecord>& trials,
     auto st = db_->prepare(upsert_trial_sql());
     int64_t written = 0;
     for (const auto& t : filled) written += upsert(st, t);
-    if (point) {
-      auto pt = db_->prepare(
-          "INSERT OR IGNORE INTO load_points (case_key, run_id, method, context_len, concurrency, "
-          "request_rate, requests, wall_s, output_tokens, recorded_at) VALUES (?, ?, ?, ?, ?, ?, "
-          "?, ?, ?, ?)");
-      pt.bind_all(point->case_key, point->run_id, point->method, point->context_len,
-                  point->concurrency, point->request_rate, point->requests, point->wall_s,
-                  point->output_tokens, point->recorded_at)
-          .run();
-    }
+    if (point) insert_load_point(*db_, *point);
     return written;
   });
 }
@@ -456,6 +463,7 @@ MergeSummary merge(const std::string& out_path, const std::vector<std::string>& 
     TrialFilter all;
     all.include_failed = true;
     const auto trials = src.trials(all);
+    const auto points = src.load_points();
     const MergeSummary s = db.transaction([&] {
       MergeSummary s;  // per attempt, so a retried transaction does not double count
       auto ins_run = db.prepare(insert_sql("runs", run_names, " ON CONFLICT(run_id) DO NOTHING"));
@@ -494,6 +502,7 @@ MergeSummary merge(const std::string& out_path, const std::vector<std::string>& 
           ++s.trials_conflict;
         }
       }
+      for (const auto& p : points) insert_load_point(db, p);
       return s;
     });
     sum.runs_added += s.runs_added;
