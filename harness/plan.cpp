@@ -208,8 +208,11 @@ std::vector<double> number_list(const nlohmann::json& v, double lo, double hi,
   std::vector<double> out;
   for (size_t i = 0; i < list.size(); ++i) {
     const std::string f = field + "[" + std::to_string(i) + "]";
-    if (!list[i].is_number() || !(list[i].get<double>() >= lo && list[i].get<double>() <= hi))
-      fail(src, f, "must be a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    if (!list[i].is_number() || !(list[i].get<double>() >= lo && list[i].get<double>() <= hi)) {
+      char range[64];
+      std::snprintf(range, sizeof range, "must be a number in [%g, %g]", lo, hi);
+      fail(src, f, range);
+    }
     out.push_back(list[i].get<double>());
   }
   return out;

@@ -54,8 +54,8 @@ TEST(LoadPlan, ExpandsOneCasePerPointWithDistinctKeys) {
   }
   EXPECT_EQ(keys.size(), 8u);
   EXPECT_TRUE(
-      labels.count("plain accelbench={\"method\":\"baseline\"} ctx=48 s0 concurrency=4 "
-                   "rate=20 @tiny"))
+      labels.count("plain accelbench={\"method\":\"baseline\"} concurrency=4 rate=20 ctx=48 "
+                   "s0 @tiny"))
       << *labels.begin();
 }
 
