@@ -94,6 +94,12 @@ TEST(LoadPlan, BadLoadMembersAreRefusedNamingThem) {
   EXPECT_NE(err(j).find("max_concurrency: a load sweep needs a `backend`"), std::string::npos);
 }
 
+results::TrialFilter with_failures() {
+  results::TrialFilter f;
+  f.include_failed = true;
+  return f;
+}
+
 RunSummary run(const json& plan, const std::string& db) {
   std::ostringstream log;
   RunOptions opt;
@@ -175,8 +181,10 @@ TEST(LoadRunner, AServerStoppedMidSweepFailsItsPointsAndARerunCompletesThemOnce)
     EXPECT_EQ(store.load_points().size(), first.completed);
     const auto failed = store.failed_cases();
     ASSERT_EQ(failed.size(), first.failed);
-    for (const auto& t : store.trials({.include_failed = true}))
-      if (t.failed()) EXPECT_NE(t.error->find("requests failed; first:"), std::string::npos);
+    for (const auto& t : store.trials(with_failures()))
+      if (t.failed()) {
+        EXPECT_NE(t.error->find("requests failed; first:"), std::string::npos);
+      }
   }
   test::LocalServer restarted(port);
   const RunSummary again = run(plan, db);
@@ -186,7 +194,7 @@ TEST(LoadRunner, AServerStoppedMidSweepFailsItsPointsAndARerunCompletesThemOnce)
   const auto store = results::ResultStore::open_readonly(db);
   EXPECT_EQ(store.load_points().size(), 2u);
   EXPECT_EQ(store.trials().size(), 6u);  // each request once; the failure records were replaced
-  EXPECT_EQ(store.trials({.include_failed = true}).size(), 6u);
+  EXPECT_EQ(store.trials(with_failures()).size(), 6u);
 }
 
 }  // namespace
