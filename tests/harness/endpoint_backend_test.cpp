@@ -156,11 +156,7 @@ TEST(EndpointBackend, AServerStoppedMidPlanLeavesFailuresThatARerunCompletesOnce
   json plan = endpoint_plan(server->url(), arms, suite, /*retries=*/0);
   plan["decode_tokens"] = 64;
   // Stop the server once 3 requests have been answered, while the plan runs.
-  std::thread killer([&] {
-    while (server->server().metrics().requests("completions", 200) < 3)
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    server->stop();
-  });
+  std::thread killer = test::stop_after_answers(*server, 3);
   const RunSummary first = run(plan, db);
   killer.join();
   EXPECT_GE(first.completed, 3u);

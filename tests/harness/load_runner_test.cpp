@@ -167,11 +167,7 @@ TEST(LoadRunner, AServerStoppedMidSweepFailsItsPointsAndARerunCompletesThemOnce)
   plan["max_concurrency"] = {1, 2};
   plan["load_requests"] = 3;
   // Stop the server once the first point's 3 requests have been answered.
-  std::thread killer([&] {
-    while (server->server().metrics().requests("completions", 200) < 3)
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    server->stop();
-  });
+  std::thread killer = test::stop_after_answers(*server, 3);
   const RunSummary first = run(plan, db);
   killer.join();
   EXPECT_EQ(first.completed + first.failed, 2u);

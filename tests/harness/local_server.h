@@ -52,4 +52,14 @@ class LocalServer {
   int port_ = 0;
 };
 
+// A thread that stops `server` once it has answered `n` completions with 200: a server killed
+// while a plan runs.
+inline std::thread stop_after_answers(LocalServer& server, uint64_t n) {
+  return std::thread([&server, n] {
+    while (server.server().metrics().requests("completions", 200) < n)
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    server.stop();
+  });
+}
+
 }  // namespace accel::test
