@@ -434,8 +434,12 @@ Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::stri
     if (n_cases > kMaxPlanCases) break;
     uint64_t n = 1;
     for (auto& [k, v] : m.params.items()) n = saturating_mul(n, v.is_array() ? v.size() : 1);
-    for (uint64_t f : {uint64_t(p.models.size()), uint64_t(p.kv_dtypes.size()),
-                       uint64_t(p.context_lengths.size()), uint64_t(p.suite.samples)})
+    for (uint64_t f :
+         {uint64_t(p.models.size()), uint64_t(p.kv_dtypes.size()),
+          uint64_t(p.context_lengths.size()),
+          // a load plan's cases are its sweep points, not samples
+          p.load.any() ? uint64_t(p.load.max_concurrency.size() * p.load.request_rate.size())
+                       : uint64_t(p.suite.samples)})
       n = saturating_mul(n, f);
     n_cases = n > kMaxPlanCases - n_cases ? kMaxPlanCases + 1 : n_cases + n;
   }
