@@ -85,7 +85,8 @@ void register_bench_serve_command(CLI::App& app, CliCommands& out) {
       "Load sweep against an OpenAI-compatible server (as `vllm bench serve`): per (concurrency, "
       "request rate) point, N streamed greedy requests of seeded random token-id prompts; prints "
       "p50/p90/p99 TTFT, TPOT, ITL, request and output-token throughput. Not stored in a results "
-      "database (see --json)");
+      "database (see --json); to store a sweep, list max_concurrency in an endpoint plan and use "
+      "`report --table serve`");
   sub->add_option("--base-url", a->base_url, "e.g. http://127.0.0.1:8080/v1")->required();
   sub->add_option("--model", a->model, "The request's model id")->required();
   sub->add_option("--api-key-env", a->api_key_env, "Environment variable holding the API key");

@@ -209,6 +209,10 @@ const EndpointMethod* EndpointBackend::find(const std::string& name) const {
   return nullptr;
 }
 
+OpenAIClient EndpointBackend::client() const {
+  return OpenAIClient(spec_->base_url, api_key(*spec_), spec_->timeout_s);
+}
+
 json EndpointBackend::provenance(const Tokenizer* local) const {
   OpenAIClient client(spec_->base_url, api_key(*spec_), spec_->timeout_s);
   const std::string& prefix = client.address().path_prefix;

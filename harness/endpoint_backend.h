@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/openai_client.h"
 #include "methods/method.h"
 
 namespace accel {
@@ -58,6 +59,8 @@ class EndpointBackend {
   // it has one and it agrees with `local` on a probe text (else an exception naming the
   // disagreement), or the local GGUF tokenizer alone. `local` may be null (ids only).
   nlohmann::json provenance(const Tokenizer* local) const;
+  // A client of the server with the spec's key and time-out (load sweeps send through it).
+  OpenAIClient client() const;
 
  private:
   std::shared_ptr<const EndpointSpec> spec_;

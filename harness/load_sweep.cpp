@@ -8,7 +8,7 @@
 #include <random>
 #include <thread>
 
-#include "reports/chart.h"
+#include "reports/serve_table.h"
 #include "reports/stats.h"
 
 namespace accel {
@@ -47,6 +47,7 @@ LoadResult run_load_point(const OpenAIClient& client, const LoadSpec& spec, Load
   std::mt19937_64 rng(spec.seed);
   std::exponential_distribution<double> gap(point.request_rate > 0 ? point.request_rate : 1.0);
   std::vector<std::thread> threads;
+  out.requests.resize(size_t(spec.requests));
   const auto t0 = Clock::now();
   auto next = t0;
   for (int i = 0; i < spec.requests; ++i) {
@@ -67,14 +68,17 @@ LoadResult run_load_point(const OpenAIClient& client, const LoadSpec& spec, Load
     body["stream"] = true;
     body["stream_options"] = {{"include_usage", true}};
     body["ignore_eos"] = true;
-    threads.emplace_back([&, body = std::move(body)] {
+    threads.emplace_back([&, i, body = std::move(body)] {
       OpenAIClient c = client;
       const CompletionResult r = c.complete(body, false);
       std::lock_guard lock(mu);
       --in_flight;
       cv.notify_all();
+      RequestTiming& rt = out.requests[size_t(i)];
+      rt.index = i;
       if (!r.ok()) {
         ++out.failed;
+        rt.error = r.error.empty() ? "failed without a reason" : r.error;
         if (out.errors.size() < 5) out.errors.push_back(r.error);
         return;
       }
@@ -87,6 +91,11 @@ LoadResult run_load_point(const OpenAIClient& client, const LoadSpec& spec, Load
       out.e2e_s.push_back(r.e2e_s);
       if (n > 1) out.tpot_s.push_back((r.e2e_s - r.ttft_s) / double(n - 1));
       out.itl_s.insert(out.itl_s.end(), r.itl_s.begin(), r.itl_s.end());
+      rt.ttft_s = r.ttft_s;
+      rt.e2e_s = r.e2e_s;
+      if (n > 1) rt.tpot_s = out.tpot_s.back();
+      rt.itl_s = r.itl_s;
+      rt.output_tokens = int64_t(n);
     });
   }
   for (auto& t : threads) t.join();
@@ -132,23 +141,14 @@ nlohmann::json load_results_json(const std::vector<LoadResult>& rs) {
 }
 
 std::string load_plot_svg(const std::vector<LoadResult>& rs, const std::string& title) {
-  reports::LineChart c;
-  c.title = title;
-  c.x_label = "Output tokens/s (all requests)";
-  c.y_label = "TTFT p50 (ms)";
-  c.y_from_zero = true;
-  reports::ChartSeries s;
-  s.name = "median TTFT";
+  std::vector<reports::ServePlotPoint> pts;
   for (const LoadResult& r : rs) {
     if (r.ttft_s.empty()) continue;
-    const std::string label = "concurrency " + std::to_string(r.point.concurrency) + ", rate " +
-                              (r.point.request_rate > 0 ? cell(r.point.request_rate) : "inf");
-    s.points.push_back(
-        {double(r.output_tokens) / r.wall_s, ms_pct(r.ttft_s, 0.5), NAN, NAN, label});
+    const std::string rate = r.point.request_rate > 0 ? cell(r.point.request_rate) : "inf";
+    pts.push_back({"median TTFT", double(r.output_tokens) / r.wall_s, ms_pct(r.ttft_s, 0.5),
+                   "concurrency " + std::to_string(r.point.concurrency) + ", rate " + rate});
   }
-  c.series.push_back(s);
-  c.notes.push_back("one point per sweep point; hover for its concurrency and request rate");
-  return reports::line_chart_svg(c);
+  return reports::latency_throughput_svg(pts, title);
 }
 
 }  // namespace accel

@@ -3,8 +3,10 @@
 // arrive as a Poisson process (or all at once for rate 0 = unlimited), at most `concurrency` in
 // flight, and each is timed at the client. Results are per-point percentiles of TTFT, TPOT and
 // ITL with request and output-token throughput, as a Markdown table and a latency-vs-throughput
-// SVG. Owns no store: results are printed and written to files, not kept in SQLite.
+// SVG. Owns no store: `bench-serve` prints and writes files; an endpoint plan's sweep stores each
+// request (harness/load_runner.h).
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -29,13 +31,24 @@ struct LoadSpec {
   std::string model;
 };
 
+// One request of a point, as the client timed it.
+struct RequestTiming {
+  int index = 0;      // in arrival order
+  std::string error;  // "" = completed
+  double ttft_s = 0, e2e_s = 0;
+  double tpot_s = NAN;  // (e2e - TTFT) / (tokens - 1); NaN for a one-token answer
+  std::vector<double> itl_s;
+  int64_t output_tokens = 0;
+};
+
 struct LoadResult {
   LoadPoint point;
   int completed = 0, failed = 0;
   std::vector<std::string> errors;  // the first few failure reasons
   double wall_s = 0;                // first request sent -> last answer ended
   int64_t output_tokens = 0;
-  std::vector<double> ttft_s, tpot_s, itl_s, e2e_s;
+  std::vector<double> ttft_s, tpot_s, itl_s, e2e_s;  // pooled over the completed requests
+  std::vector<RequestTiming> requests;               // every request, by index
 };
 
 LoadResult run_load_point(const OpenAIClient& client, const LoadSpec& spec, LoadPoint point);

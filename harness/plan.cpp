@@ -3,6 +3,8 @@
 #include "harness/plan.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -198,6 +200,50 @@ void parse_backend(const nlohmann::json& j, const std::string& src, Plan& p) {
   for (const auto& c : p.backend->configurations()) p.methods.push_back({c->name(), {}});
 }
 
+// A double list member: [1, 2, 4] or a single number; each in [lo, hi].
+std::vector<double> number_list(const nlohmann::json& v, double lo, double hi,
+                                const std::string& src, const std::string& field) {
+  const nlohmann::json list = v.is_array() ? v : nlohmann::json::array({v});
+  if (list.empty() || list.size() > 64) fail(src, field, "must list 1 to 64 values");
+  std::vector<double> out;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string f = field + "[" + std::to_string(i) + "]";
+    if (!list[i].is_number() || !(list[i].get<double>() >= lo && list[i].get<double>() <= hi)) {
+      char range[64];
+      std::snprintf(range, sizeof range, "must be a number in [%g, %g]", lo, hi);
+      fail(src, f, range);
+    }
+    out.push_back(list[i].get<double>());
+  }
+  return out;
+}
+
+// `max_concurrency`, `request_rate` and `load_requests`: an endpoint plan's load sweep. Its
+// prompts are random token ids, so it names no suite, and its requests are its trials.
+void parse_load(const nlohmann::json& j, const std::string& src, Plan& p) {
+  if (!j.contains("max_concurrency")) {
+    for (const char* k : {"request_rate", "load_requests"})
+      if (j.contains(k)) fail(src, k, "belongs to a load sweep, which needs `max_concurrency`");
+    return;
+  }
+  if (!p.backend) fail(src, "max_concurrency", "a load sweep needs a `backend` to send it to");
+  for (const char* k : {"suite", "workload", "trials", "warmup", "reference", "timings"})
+    if (j.contains(k))
+      fail(src, k,
+           "a load sweep sends seeded random token-id prompts and its requests are its trials; "
+           "it has no `" +
+               std::string(k) + "`");
+  for (double c : number_list(j["max_concurrency"], 1, 4096, src, "max_concurrency")) {
+    if (c != std::floor(c)) fail(src, "max_concurrency", "values must be integers");
+    p.load.max_concurrency.push_back(int(c));
+  }
+  if (j.contains("request_rate"))
+    p.load.request_rate = number_list(j["request_rate"], 0, 1e6, src, "request_rate");
+  p.load.requests = get_int(j, "load_requests", 16, 1, 100000, src, "load_requests");
+  p.trials = p.load.requests;
+  p.warmup = 0;
+}
+
 void parse_reference(const nlohmann::json& j, const std::string& src, Plan& p) {
   nlohmann::json given = nlohmann::json::object();
   if (j.contains("reference")) {
@@ -295,9 +341,11 @@ nlohmann::json default_plan_json() {
 Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::string& models_dir) {
   if (!j.is_object()) fail(src, "(top level)", "a plan is a JSON object");
   check_keys(j,
-             {"name", "models", "methods", "context_lengths", "workload", "suite", "reference",
-              "kv_dtypes", "warmup", "trials", "decode_tokens", "agreement_steps", "threads",
-              "prefill_chunk", "seed", "description", "timings", "backend", "configurations"},
+             {"name",          "models",          "methods",   "context_lengths", "workload",
+              "suite",         "reference",       "kv_dtypes", "warmup",          "trials",
+              "decode_tokens", "agreement_steps", "threads",   "prefill_chunk",   "seed",
+              "description",   "timings",         "backend",   "configurations",  "max_concurrency",
+              "request_rate",  "load_requests"},
              src, "");
   Plan p;
   p.source = j;
@@ -360,6 +408,7 @@ Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::stri
   p.decode_tokens = get_int(j, "decode_tokens", 16, 1, 1 << 20, src, "decode_tokens");
   p.threads = get_int(j, "threads", 0, 0, 4096, src, "threads");
   p.prefill_chunk = size_t(get_int(j, "prefill_chunk", 512, 1, 1 << 20, src, "prefill_chunk"));
+  parse_load(j, src, p);
   if (j.contains("seed")) {
     if (!j["seed"].is_number_integer() || j["seed"].get<int64_t>() < 0)
       fail(src, "seed", "must be a non-negative integer");
@@ -385,8 +434,12 @@ Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::stri
     if (n_cases > kMaxPlanCases) break;
     uint64_t n = 1;
     for (auto& [k, v] : m.params.items()) n = saturating_mul(n, v.is_array() ? v.size() : 1);
-    for (uint64_t f : {uint64_t(p.models.size()), uint64_t(p.kv_dtypes.size()),
-                       uint64_t(p.context_lengths.size()), uint64_t(p.suite.samples)})
+    for (uint64_t f :
+         {uint64_t(p.models.size()), uint64_t(p.kv_dtypes.size()),
+          uint64_t(p.context_lengths.size()),
+          // a load plan's cases are its sweep points, not samples
+          p.load.any() ? uint64_t(p.load.max_concurrency.size() * p.load.request_rate.size())
+                       : uint64_t(p.suite.samples)})
       n = saturating_mul(n, f);
     n_cases = n > kMaxPlanCases - n_cases ? kMaxPlanCases + 1 : n_cases + n;
   }
@@ -434,9 +487,13 @@ std::vector<Case> expand_plan(const Plan& p) {
       if (p.backend) {  // a configuration: its request extras are the case's params, unswept
         const nlohmann::json& extras =
             static_cast<const EndpointMethod&>(plan_method(p, m.name)).extras();
-        for (int ctx : p.context_lengths)
-          for (int s = 0; s < p.suite.samples; ++s)
+        for (int ctx : p.context_lengths) {
+          for (double rate : p.load.request_rate)
+            for (int conc : p.load.max_concurrency)
+              cases.push_back(Case{ms, m.name, extras, "f32", ctx, 0, conc, rate});
+          for (int s = 0; s < p.suite.samples && !p.load.any(); ++s)
             cases.push_back(Case{ms, m.name, extras, "f32", ctx, s});
+        }
         continue;
       }
       const Method& method = find_method(m.name);
@@ -490,6 +547,10 @@ nlohmann::json Case::config(const Plan& p) const {
   if (kv_dtype != "f32") c["kv_dtype"] = kv_dtype;
   if (p.backend)
     c["backend"] = {{"base_url", p.backend->spec().base_url}, {"model", p.backend->spec().model}};
+  if (concurrency > 0)
+    c["load"] = {{"max_concurrency", concurrency},
+                 {"request_rate", request_rate},
+                 {"requests", p.load.requests}};
   if (suite.reference_need(p.suite.params).kind != ReferenceNeed::Kind::None)
     c["reference"] = {{"method", p.reference.method}, {"params", p.reference.params}};
   return c;
@@ -499,6 +560,12 @@ std::string Case::label(const Plan& p) const {
   std::string s = method;
   for (auto& [k, v] : params.items()) s += " " + k + "=" + v.dump();
   if (kv_dtype != "f32") s += " kv=" + kv_dtype;
+  if (concurrency > 0) {
+    char rate[32];
+    std::snprintf(rate, sizeof rate, "%g", request_rate);
+    s += " concurrency=" + std::to_string(concurrency) +
+         " rate=" + (request_rate > 0 ? rate : "inf");
+  }
   return s + " ctx=" + std::to_string(context_len) + " s" + std::to_string(sample) + " @" +
          p.models[model_set].name;
 }

@@ -16,6 +16,7 @@
 #include "harness/endpoint_backend.h"
 #include "harness/environment.h"
 #include "harness/file_hash.h"
+#include "harness/load_runner.h"
 #include "harness/model_inputs.h"
 #include "kernels/threading.h"
 #include "methods/method.h"
@@ -191,6 +192,25 @@ void preload_models(const Method& m, LoadedModelSet& set) {
 void run_and_record(const CaseInput& in, const KeyedCase& k, results::ResultStore& store,
                     CaseTimes& times, RunSummary& sum, Progress& progress) {
   const results::TrialRecord identity = case_identity(in, k.key, k.base_key, sum.run_id);
+  if (in.c.concurrency > 0) {  // a load-sweep point: its requests are its trials
+    const auto t0 = Clock::now();
+    LoadCaseOutcome o;
+    try {
+      o = run_load_case(in.plan, in.c, identity, in.models.suite_context().n_vocab, store);
+    } catch (const std::exception& e) {
+      o.error = e.what();
+      store.record_failure(identity, o.error);
+    }
+    times.measured_s += since(t0);
+    if (o.error.empty()) {
+      ++sum.completed;
+    } else {
+      ++sum.failed;
+      progress.failure(in.c.label(in.plan), o.error);
+    }
+    progress.case_done(in.c.label(in.plan));
+    return;
+  }
   try {
     const auto trials = run_case(in, identity, times);
     if (in.interrupts) return;

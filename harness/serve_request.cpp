@@ -156,6 +156,7 @@ const std::set<std::string>& known_members(bool chat) {
                                                "stream",
                                                "stream_options",
                                                "ignore_eos",
+                                               "return_token_ids",
                                                "accelbench",
                                                "user",
                                                "temperature",
@@ -216,6 +217,8 @@ ServeRequest parse_serve_request(const std::string& body_text, bool chat,
   if (const json& s = member(body, "stream"); !s.is_null()) r.stream = bool_member(s, "stream");
   if (const json& e = member(body, "ignore_eos"); !e.is_null())
     r.ignore_eos = bool_member(e, "ignore_eos");
+  if (const json& e = member(body, "return_token_ids"); !e.is_null())
+    r.return_token_ids = bool_member(e, "return_token_ids");
   if (const json& so = member(body, "stream_options"); !so.is_null()) {
     if (!so.is_object()) bad("'stream_options' must be an object");
     for (const auto& [k, v] : so.items())

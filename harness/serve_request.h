@@ -47,7 +47,10 @@ struct ServeRequest {
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   bool ignore_eos = false;     // decode exactly max_tokens (llama-server / vLLM extension)
-  std::string method;          // "" = the server's default
+  // vLLM's `return_token_ids`: a non-streamed choice also carries the prompt's token ids as the
+  // server built them (for chat: the rendered template), so a client can check them.
+  bool return_token_ids = false;
+  std::string method;                                // "" = the server's default
   nlohmann::json params = nlohmann::json::object();  // the request's method params (unresolved)
 };
 

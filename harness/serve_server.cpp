@@ -41,6 +41,7 @@ struct Admitted {
   std::string endpoint;
   int max_tokens = 0;
   int32_t eos = -1;
+  bool return_token_ids = false;
 };
 
 }  // namespace
@@ -193,6 +194,7 @@ struct ServeServer::Impl {
                                                 : -1;
     a.max_tokens = r.max_tokens;
     a.eos = q.eos;
+    a.return_token_ids = r.return_token_ids;
     a.head = {std::string(chat_endpoint ? "chatcmpl-" : "cmpl-") + std::to_string(next_id++),
               int64_t(std::time(nullptr)), cfg.model_id, chat_endpoint};
     a.head.chat = chat_endpoint;
@@ -264,8 +266,9 @@ struct ServeServer::Impl {
     }
     TextStream text(tok);
     for (int32_t t : j.outcome->tokens) text.push(t);
-    const json body = completion_body(a.head, text.text(), j.outcome->tokens, finish_reason(a),
-                                      usage_json(rec.prompt_tokens, rec.generated_tokens), info);
+    json body = completion_body(a.head, text.text(), j.outcome->tokens, finish_reason(a),
+                                usage_json(rec.prompt_tokens, rec.generated_tokens), info);
+    if (a.return_token_ids) body["choices"][0]["prompt_token_ids"] = j.request.prompt;
     res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
     metrics.record(rec);
     log(req, rec);

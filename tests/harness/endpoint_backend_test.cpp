@@ -19,6 +19,7 @@
 #include "harness/serve_server.h"
 #include "models/tokenizer.h"
 #include "results/result_store.h"
+#include "tests/harness/local_server.h"
 #include "tests/support/essay_fixture.h"
 #include "tests/support/tiny_family.h"
 
@@ -26,44 +27,7 @@ namespace accel {
 namespace {
 
 using nlohmann::json;
-
-// Our serve over the tiny family (target and draft) on a loopback port.
-class LocalServer {
- public:
-  explicit LocalServer(int port = 0) {
-    const auto& fam = test::tiny_family();
-    tokenizer_ = Tokenizer::create(TokenizerSpec::from_gguf(fam.target->file()));
-    Engine e;
-    e.target = fam.target.get();
-    e.models["draft"] = fam.draft.get();
-    ServeConfig cfg;
-    cfg.port = port;
-    cfg.access_log = false;
-    cfg.model_id = "tiny";
-    server_ = std::make_unique<ServeServer>(cfg, e, tokenizer_.get());
-    port_ = server_->bind();
-    thread_ = std::thread([this] { server_->listen(); });
-    OpenAIClient c(url(), "", 10);
-    for (int i = 0; i < 200 && !c.get_json("/health"); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ~LocalServer() { stop(); }
-  void stop() {
-    if (!server_) return;
-    server_->stop();
-    thread_.join();
-    server_.reset();
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
-  int port() const { return port_; }
-  const ServeServer& server() const { return *server_; }
-
- private:
-  std::unique_ptr<Tokenizer> tokenizer_;
-  std::unique_ptr<ServeServer> server_;
-  std::thread thread_;
-  int port_ = 0;
-};
+using test::LocalServer;
 
 std::string target_path() {
   return (test::tiny_family().dir->path() / "target.gguf").string();
@@ -192,11 +156,7 @@ TEST(EndpointBackend, AServerStoppedMidPlanLeavesFailuresThatARerunCompletesOnce
   json plan = endpoint_plan(server->url(), arms, suite, /*retries=*/0);
   plan["decode_tokens"] = 64;
   // Stop the server once 3 requests have been answered, while the plan runs.
-  std::thread killer([&] {
-    while (server->server().metrics().requests("completions", 200) < 3)
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    server->stop();
-  });
+  std::thread killer = test::stop_after_answers(*server, 3);
   const RunSummary first = run(plan, db);
   killer.join();
   EXPECT_GE(first.completed, 3u);

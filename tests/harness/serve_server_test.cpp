@@ -6,13 +6,16 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
 #include <mutex>
 #include <regex>
 #include <thread>
 
 #include "harness/model_session.h"
 #include "harness/openai_client.h"
+#include "models/gguf.h"
 #include "models/tokenizer.h"
+#include "tests/harness/local_server.h"
 #include "tests/support/tiny_family.h"
 
 namespace accel {
@@ -292,6 +295,61 @@ TEST_F(ServeServerTest, ADisconnectedStreamFreesItsSlotWithinOneStep) {
   std::printf("[serve disconnect] client read 3 chunks; the server generated %.0f tokens\n",
               generated);
   EXPECT_LT(generated, 200) << "the cancelled request kept decoding";
+}
+
+// /v1/chat/completions for real: the tiny target rewritten with a ChatML `tokenizer.chat_template`
+// is served; the chat answer's prompt ids (vLLM's return_token_ids) equal the ids `generate --chat`
+// builds in-process from the same message, and its greedy output equals generate's, streamed or
+// not.
+TEST(ServeChat, ChatPromptAndGreedyOutputEqualGenerateChat) {
+  test::TempDir dir;
+  const std::string path = dir.file("chat.gguf");
+  {
+    const GgufFile src = GgufFile::open((test::tiny_family().dir->path() / "target.gguf").string());
+    GgufWriter w;
+    for (const auto& [k, v] : src.metadata()) w.set(k, v);
+    w.set("tokenizer.chat_template",
+          GgufValue::of_string("{% for message in messages %}{{'<|im_start|>' + message['role'] + "
+                               "'\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% "
+                               "if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% "
+                               "endif %}"));
+    for (const auto& t : src.tensors())
+      w.add_tensor(t.name, t.dims, t.type, src.tensor_data(t), t.n_bytes);
+    w.write(path);
+  }
+  const std::string message = "Hello there, how are you today?";
+  std::string out;
+  ASSERT_EQ(test::run_cli("generate --model " + path + " --chat --prompt '" + message +
+                              "' --max-tokens 10 --json",
+                          &out),
+            0)
+      << out;
+  const json want = json::parse(out);
+  const auto want_prompt = want["prompt_tokens"].get<std::vector<int32_t>>();
+  const auto want_output = want["output_tokens"].get<std::vector<int32_t>>();
+  ASSERT_GT(want_prompt.size(), message.size());  // the template's turn markers are in it
+
+  const std::unique_ptr<Model> model = Model::load(path);
+  test::LocalServer server(0, model.get());
+  OpenAIClient client(server.url(), "", 60);
+  const json body = {{"model", "tiny"},
+                     {"messages", {{{"role", "user"}, {"content", message}}}},
+                     {"max_tokens", 10},
+                     {"temperature", 0},
+                     {"return_token_ids", true}};
+  const auto [status, text] = client.post_raw("/v1/chat/completions", body.dump());
+  ASSERT_EQ(status, 200) << text;
+  const json j = json::parse(text);
+  EXPECT_EQ(j["object"], "chat.completion");
+  EXPECT_EQ(j["choices"][0]["prompt_token_ids"].get<std::vector<int32_t>>(), want_prompt);
+  EXPECT_EQ(j["choices"][0]["token_ids"].get<std::vector<int32_t>>(), want_output);
+  EXPECT_EQ(j["usage"]["prompt_tokens"], want_prompt.size());
+  json streamed = body;
+  streamed.erase("return_token_ids");
+  streamed["stream"] = true;
+  const CompletionResult r = client.complete(streamed, true);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.token_ids, want_output);
 }
 
 }  // namespace
