@@ -20,8 +20,9 @@ int cli_main(int argc, char** argv);
 // "a, b, c": the items with `sep` between them (for option help and printed lists).
 std::string join_list(const std::vector<std::string>& items, const std::string& sep);
 
-// Prints the `ttft` table of a store to stdout (what `accelbench run` shows when it finishes).
-void print_default_report(const std::string& db_path);  // cli_results.cpp
+// Prints the table `accelbench run` shows when it finishes: `serve` after a load-sweep plan (its
+// points are what it stored), else `ttft` (default_report.cpp).
+void print_default_report(const std::string& db_path, bool load_sweep);
 
 void register_models_commands(CLI::App& app, CliCommands& out);     // cli_models.cpp
 void register_info_command(CLI::App& app, CliCommands& out);        // cli_info.cpp

@@ -49,6 +49,11 @@ bool absorb(const json& j, bool chat, CompletionResult& r) {
     for (const auto& id : *t) r.token_ids.push_back(id.get<int32_t>());
     ids = !t->empty();
   }
+  if (const auto p = c.find("prompt_token_ids"); p != c.end() && p->is_array()) {
+    r.prompt_token_ids.clear();
+    for (const auto& id : *p)
+      if (id.is_number_integer()) r.prompt_token_ids.push_back(id.get<int32_t>());
+  }
   if (const auto f = c.find("finish_reason"); f != c.end() && f->is_string())
     r.finish_reason = f->get<std::string>();
   // A chunk with token ids is content when it carries one (a held-back UTF-8 tail flushed by the

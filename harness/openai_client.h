@@ -28,6 +28,9 @@ struct CompletionResult {
   std::string text;   // the generated text (concatenated deltas)
   std::vector<int32_t> token_ids;  // when the server returns them (choices[].token_ids)
   bool have_token_ids = false;
+  // The prompt as the server tokenized it (choices[].prompt_token_ids, vLLM's return_token_ids);
+  // empty when the server sent none.
+  std::vector<int32_t> prompt_token_ids;
   std::string finish_reason;
   nlohmann::json usage;       // null when the server sent none
   nlohmann::json accelbench;  // our server's report of the run (null elsewhere)

@@ -274,6 +274,15 @@ struct ServeServer::Impl {
     log(req, rec);
   }
 
+  // With return_token_ids, the first chunk of a stream (the one with the first token, or the final
+  // one when there is none) carries the prompt's ids as `prompt_token_ids`, as a whole answer's
+  // choice does; later chunks do not repeat them.
+  json with_prompt_ids(const Admitted& a, json chunk, bool first) const {
+    if (a.return_token_ids && first)
+      chunk["choices"][0]["prompt_token_ids"] = a.job->request.prompt;
+    return chunk;
+  }
+
   // Streams the job's tokens as they come; a failed write cancels the job (the client left) and
   // the engine stops it at its next token.
   bool stream(const httplib::Request& req, const Admitted& a, bool include_usage,
@@ -292,7 +301,8 @@ struct ServeServer::Impl {
         done = j.done;
       }
       for (int32_t t : fresh) {
-        const std::string s = sse(stream_chunk(a.head, text.push(t), {t}, sent == 0, "", nullptr));
+        const std::string s = sse(with_prompt_ids(
+            a, stream_chunk(a.head, text.push(t), {t}, sent == 0, "", nullptr), sent == 0));
         ++sent;
         if (alive && !sink.write(s.data(), s.size())) {
           alive = false;
@@ -316,7 +326,9 @@ struct ServeServer::Impl {
       rec.status = 500;
       tail += sse(error_json("generation failed: " + j.error, "server_error"));
     } else if (j.outcome) {
-      tail += sse(stream_chunk(a.head, text.finish(), {}, sent == 0, finish_reason(a), info));
+      tail += sse(with_prompt_ids(
+          a, stream_chunk(a.head, text.finish(), {}, sent == 0, finish_reason(a), info),
+          sent == 0));
       if (include_usage)
         tail += sse(usage_chunk(a.head, usage_json(rec.prompt_tokens, rec.generated_tokens)));
     }

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -30,6 +31,11 @@ std::string rate_text(double rate) {
   char b[32];
   std::snprintf(b, sizeof b, "%g", rate);
   return b;
+}
+
+// A request rate as it orders rows: rates <= 0 (all at once) are infinite.
+double sort_rate(double rate) {
+  return rate <= 0 ? std::numeric_limits<double>::infinity() : rate;
 }
 
 double stat_s(const nlohmann::json& stats, const char* key) {
@@ -60,11 +66,14 @@ std::vector<PointData> load_data(const results::ResultStore& store, const Report
   std::vector<PointData> out;
   for (auto& [k, d] : by_key)
     if (selected.count(k)) out.push_back(std::move(d));
-  std::stable_sort(out.begin(), out.end(), [](const PointData& a, const PointData& b) {
-    return std::tie(a.point.method, a.point.context_len, a.point.request_rate, a.point.concurrency,
-                    a.point.recorded_at) < std::tie(b.point.method, b.point.context_len,
-                                                    b.point.request_rate, b.point.concurrency,
-                                                    b.point.recorded_at);
+  // Rate 0 stands for unthrottled arrivals ("inf"), the largest rate: it sorts after every
+  // finite one.
+  const auto order = [](const LoadPointRecord& p) {
+    return std::make_tuple(p.method, p.context_len, sort_rate(p.request_rate), p.concurrency,
+                           p.recorded_at);
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const PointData& a, const PointData& b) {
+    return order(a.point) < order(b.point);
   });
   if (out.empty())
     throw std::invalid_argument(

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -191,6 +192,23 @@ TEST(LoadRunner, AServerStoppedMidSweepFailsItsPointsAndARerunCompletesThemOnce)
   EXPECT_EQ(store.load_points().size(), 2u);
   EXPECT_EQ(store.trials().size(), 6u);  // each request once; the failure records were replaced
   EXPECT_EQ(store.trials(with_failures()).size(), 6u);
+}
+
+// `accelbench run` on a load plan prints the serve table (its points are what it stored), not the
+// ttft table, which has no rows for load requests' prompts of one length per point.
+TEST(LoadRunner, RunPrintsTheServeTableAfterALoadPlan) {
+  test::TempDir dir;
+  test::LocalServer server;
+  json plan = load_plan(server.url());
+  plan["max_concurrency"] = {1};
+  plan["load_requests"] = 2;
+  const std::string path = dir.file("load.json");
+  std::ofstream(path) << plan.dump();
+  std::string out;
+  ASSERT_EQ(test::run_cli("run " + path + " --db " + dir.file("l.sqlite"), &out), 0) << out;
+  EXPECT_NE(out.find("Serving under load"), std::string::npos) << out;
+  EXPECT_NE(out.find("| plain | 48 | inf | 1 | 2 |"), std::string::npos) << out;
+  EXPECT_EQ(out.find("TTFT by method"), std::string::npos) << out;
 }
 
 }  // namespace

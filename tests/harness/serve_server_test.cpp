@@ -350,6 +350,21 @@ TEST(ServeChat, ChatPromptAndGreedyOutputEqualGenerateChat) {
   const CompletionResult r = client.complete(streamed, true);
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(r.token_ids, want_output);
+  EXPECT_TRUE(r.prompt_token_ids.empty());  // only when asked for
+  // Streamed with return_token_ids: the prompt's ids ride on the first chunk only.
+  streamed["return_token_ids"] = true;
+  const CompletionResult ids = client.complete(streamed, true);
+  ASSERT_TRUE(ids.ok()) << ids.error;
+  EXPECT_EQ(ids.prompt_token_ids, want_prompt);
+  EXPECT_EQ(ids.token_ids, want_output);
+  const auto [raw_status, raw] = client.post_raw("/v1/chat/completions", streamed.dump());
+  ASSERT_EQ(raw_status, 200);
+  std::vector<size_t> events_with_ids;  // indices of the SSE events that carry prompt ids
+  size_t event = 0;
+  for (size_t at = 0, end; (end = raw.find("\n\n", at)) != std::string::npos; at = end + 2, ++event)
+    if (raw.substr(at, end - at).find("prompt_token_ids") != std::string::npos)
+      events_with_ids.push_back(event);
+  EXPECT_EQ(events_with_ids, std::vector<size_t>{0}) << raw;
 }
 
 }  // namespace

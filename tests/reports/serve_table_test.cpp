@@ -157,6 +157,29 @@ TEST_F(ServeTable, AStoredPointKeepsTheFirstAndAStoreWithoutPointsSaysSo) {
   }
 }
 
+// Unthrottled arrivals (rate "inf", stored as 0) are the largest rate: their rows sort after
+// every finite rate of the same configuration and length, not before.
+TEST(ServeTableOrder, InfiniteRateSortsAfterFiniteRates) {
+  test::TempDir dir;
+  const std::string path = dir.file("r.sqlite");
+  {
+    auto s = results::ResultStore::open(path);
+    const std::string run = s.begin_run(test::full_run());
+    for (const auto& [key, rate] :
+         std::vector<std::pair<std::string, double>>{{"inf", 0.0}, {"r20", 20.0}, {"r5", 5.0}}) {
+      LoadPointRecord p = point(run, key, 1, 1.0, 1, 5);
+      p.request_rate = rate;
+      s.record_load_point(p, {request(run, key, 0, 0.05, 0.01, 0.09, {0.01}, 5)});
+    }
+  }
+  const auto store = results::ResultStore::open_readonly(path);
+  const nlohmann::json j = reports::to_json(reports::serve_table(store, {}));
+  ASSERT_EQ(j["rows"].size(), 3u);
+  EXPECT_EQ(j["rows"][0]["request_rate"], 5);
+  EXPECT_EQ(j["rows"][1]["request_rate"], 20);
+  EXPECT_EQ(j["rows"][2]["request_rate"], 0);  // shown as "inf"
+}
+
 // A store written before v8 (no load_points table) opens read-only and reports no points.
 TEST(ServeTableOldStore, ReadsAV7StoreWithoutLoadPoints) {
   test::TempDir dir;
