@@ -53,6 +53,7 @@ bool is_reference(const CaseInput& in) {
 Request make_request(const CaseInput& in, const Sample& s) {
   Request r;
   r.prompt = s.prompt;
+  r.messages = s.messages;
   r.max_new_tokens = s.max_new_tokens > 0 ? s.max_new_tokens : in.plan.decode_tokens;
   r.eos = -1;  // a fixed decode length keeps timings comparable across methods
   const int n_ctx = in.models.model("target").config().n_ctx;

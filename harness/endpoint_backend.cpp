@@ -1,6 +1,7 @@
 // EndpointMethod and EndpointBackend (see endpoint_backend.h). A request is the prompt's token ids
-// (exactly the tokens the suite made, so no re-tokenizing on the server), greedy, streamed with
-// usage; EOS is ignored when the case decodes a fixed length, as the in-process engine does.
+// (exactly the tokens the suite made, so no re-tokenizing on the server) or, with api "chat", its
+// chat turns; greedy, streamed with usage; EOS is ignored when the case decodes a fixed length, as
+// the in-process engine does.
 #include "harness/endpoint_backend.h"
 
 #include <algorithm>
@@ -59,6 +60,27 @@ const Tokenizer* local_tokenizer(const Model& m) {
   return it->second.get();
 }
 
+// The chat form of the request: the sample's turns, a final assistant turn continued (vLLM's
+// continue_final_message; llama-server continues it by default and also reads the member), and
+// the server's prompt ids asked for so the run can say whether they are the suite's.
+void add_chat_prompt(const std::string& config, const Request& r, json& body) {
+  if (r.messages.empty())
+    throw std::runtime_error(
+        "configuration '" + config +
+        "': backend.api is \"chat\" but this sample's prompt was not made from the model's chat "
+        "template (give the suite model_template / chat_format \"gguf\", or use api "
+        "\"completions\")");
+  json turns = json::array();
+  for (const ChatMessage& m : r.messages)
+    turns.push_back({{"role", m.role}, {"content", m.content}});
+  body["messages"] = std::move(turns);
+  if (r.messages.back().role == "assistant") {
+    body["continue_final_message"] = true;
+    body["add_generation_prompt"] = false;
+  }
+  body["return_token_ids"] = true;
+}
+
 }  // namespace
 
 EndpointMethod::EndpointMethod(std::shared_ptr<const EndpointSpec> spec, std::string name,
@@ -75,9 +97,13 @@ Outcome EndpointMethod::run(const Engine& e, const Request& r, const json& param
         "configuration '" + name_ +
         "': the endpoint backend cannot teacher-force or return logits (suites scored on logits, "
         "such as agreement and perplexity, run in-process only)");
+  const bool chat = spec_->api == "chat";
   json body = params.is_object() ? params : json::object();
   body["model"] = spec_->model;
-  body["prompt"] = r.prompt;
+  if (chat)
+    add_chat_prompt(name_, r, body);
+  else
+    body["prompt"] = r.prompt;
   body["max_tokens"] = r.max_new_tokens;
   body["temperature"] = 0;
   body["stream"] = true;
@@ -89,7 +115,7 @@ Outcome EndpointMethod::run(const Engine& e, const Request& r, const json& param
   int attempts = 0;
   for (; attempts <= spec_->retries; ++attempts) {
     if (attempts > 0) std::this_thread::sleep_for(std::chrono::milliseconds(200 * attempts));
-    res = client.complete(body, false);
+    res = client.complete(body, chat);
     if (res.ok()) break;
     errors.push_back(res.error);
     if (!transient(res)) break;
@@ -135,6 +161,13 @@ Outcome EndpointMethod::run(const Engine& e, const Request& r, const json& param
   stats["usage"] = res.usage;
   stats["finish_reason"] = res.finish_reason;
   if (!res.accelbench.is_null()) stats["server"] = res.accelbench;
+  if (chat) {
+    // Whether the server's templating gave the suite's own prompt (its prompt_token_ids, where
+    // it returns them): when it did, the answer is the one the engine gives in-process.
+    stats["api"] = "chat";
+    if (!res.prompt_token_ids.empty())
+      stats["prompt_matches_sample"] = res.prompt_token_ids == r.prompt;
+  }
   o.stats = std::move(stats);
   return o;
 }
@@ -142,8 +175,8 @@ Outcome EndpointMethod::run(const Engine& e, const Request& r, const json& param
 std::shared_ptr<const EndpointBackend> EndpointBackend::parse(const json& b, const json& configs) {
   auto spec = std::make_shared<EndpointSpec>();
   if (!b.is_object()) bad("backend", "must be an object");
-  static const std::set<std::string> keys = {"kind",        "base_url",  "model",
-                                             "api_key_env", "timeout_s", "retries"};
+  static const std::set<std::string> keys = {"kind",      "base_url", "model", "api_key_env",
+                                             "timeout_s", "retries",  "api"};
   for (const auto& [k, v] : b.items())
     if (!keys.count(k)) bad("backend." + k, "unknown member");
   auto str = [&](const char* k, bool required) -> std::string {
@@ -163,6 +196,11 @@ std::shared_ptr<const EndpointBackend> EndpointBackend::parse(const json& b, con
     bad("backend.base_url", e.what());
   }
   spec->model = str("model", true);
+  if (b.contains("api")) {
+    spec->api = str("api", true);
+    if (spec->api != "completions" && spec->api != "chat")
+      bad("backend.api", "'" + spec->api + "': expected \"completions\" or \"chat\"");
+  }
   spec->api_key_env = str("api_key_env", false);
   if (b.contains("timeout_s")) {
     if (!b["timeout_s"].is_number() || b["timeout_s"].get<double>() <= 0 ||
@@ -181,8 +219,17 @@ std::shared_ptr<const EndpointBackend> EndpointBackend::parse(const json& b, con
   if (!configs.is_array() || configs.empty())
     bad("configurations", "an endpoint plan needs a non-empty array of {name, request}");
   std::set<std::string> names;
-  static const std::set<std::string> owned = {
-      "model", "prompt", "max_tokens", "temperature", "stream", "stream_options", "ignore_eos"};
+  static const std::set<std::string> owned = {"model",
+                                              "prompt",
+                                              "messages",
+                                              "max_tokens",
+                                              "temperature",
+                                              "stream",
+                                              "stream_options",
+                                              "ignore_eos",
+                                              "return_token_ids",
+                                              "continue_final_message",
+                                              "add_generation_prompt"};
   for (size_t i = 0; i < configs.size(); ++i) {
     const std::string at = "configurations[" + std::to_string(i) + "]";
     const json& c = configs[i];
@@ -217,7 +264,10 @@ json EndpointBackend::provenance(const Tokenizer* local) const {
   OpenAIClient client(spec_->base_url, api_key(*spec_), spec_->timeout_s);
   const std::string& prefix = client.address().path_prefix;
   int status = 0;
-  json out = {{"kind", spec_->kind}, {"base_url", spec_->base_url}, {"model", spec_->model}};
+  json out = {{"kind", spec_->kind},
+              {"base_url", spec_->base_url},
+              {"model", spec_->model},
+              {"api", spec_->api}};
   const auto models = client.get_json(prefix + "/models", &status);
   if (!models)
     throw std::runtime_error("backend: GET " + spec_->base_url + "/models answered " +

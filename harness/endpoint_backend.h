@@ -2,7 +2,8 @@
 // llama-server, vLLM) and its `configurations` list named request extras (e.g. our `accelbench`
 // member, or vLLM's per-request options). Each configuration is a Method to the runner, so cases,
 // keys, the store, tables and the cost model treat it like one; its run sends the case's prompt
-// token ids as one streamed completion and times it at the client. Owns no store and no scoring.
+// token ids as one streamed completion (or, with `api` "chat", the sample's chat turns for the
+// server to template) and times it at the client. Owns no store and no scoring.
 #pragma once
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -23,6 +24,11 @@ struct EndpointSpec {
   std::string api_key_env;  // "" = no key; else the key is this environment variable's value
   double timeout_s = 600;   // per request (connect 10 s)
   int retries = 1;          // extra attempts after a failed request (not after a 4xx)
+  // "completions": the prompt's token ids to /v1/completions (exactly the suite's tokens).
+  // "chat": the sample's chat turns (Request::messages) to /v1/chat/completions, templated and
+  // tokenized by the server, for servers that only template themselves; a final assistant turn
+  // is sent to be continued (continue_final_message, llama-server's assistant prefill).
+  std::string api = "completions";
 };
 
 // One named configuration: the request extras merged into every request it sends.

@@ -227,6 +227,10 @@ void parse_load(const nlohmann::json& j, const std::string& src, Plan& p) {
     return;
   }
   if (!p.backend) fail(src, "max_concurrency", "a load sweep needs a `backend` to send it to");
+  if (p.backend->spec().api != "completions")
+    fail(src, "backend.api",
+         "a load sweep sends random token-id prompts to /v1/completions; it cannot use \"" +
+             p.backend->spec().api + "\"");
   for (const char* k : {"suite", "workload", "trials", "warmup", "reference", "timings"})
     if (j.contains(k))
       fail(src, k,
@@ -545,8 +549,11 @@ nlohmann::json Case::config(const Plan& p) const {
       {"threads", p.threads}};
   // Only non-default settings are added, so that adding a setting keeps older keys.
   if (kv_dtype != "f32") c["kv_dtype"] = kv_dtype;
-  if (p.backend)
+  if (p.backend) {
     c["backend"] = {{"base_url", p.backend->spec().base_url}, {"model", p.backend->spec().model}};
+    // Only chat plans name their API, so completions plans keep the keys of earlier runs.
+    if (p.backend->spec().api != "completions") c["backend"]["api"] = p.backend->spec().api;
+  }
   if (concurrency > 0)
     c["load"] = {{"max_concurrency", concurrency},
                  {"request_rate", request_rate},

@@ -107,7 +107,7 @@ void parse_prompt(const json& body, ServeRequest& r) {
 void parse_messages(const json& body, ServeRequest& r) {
   const json& m = member(body, "messages");
   if (!m.is_array() || m.empty()) bad("'messages' must be a non-empty list");
-  for (size_t i = 0; i < m.size(); ++i) {
+  for (size_t i = 0; i < m.size(); ++i) {  // (continuation members: parse_continuation)
     const std::string at = "messages[" + std::to_string(i) + "]";
     if (!m[i].is_object()) bad("'" + at + "' must be an object");
     for (const auto& [k, v] : m[i].items())
@@ -118,6 +118,21 @@ void parse_messages(const json& body, ServeRequest& r) {
       bad("'" + at + ".role' = '" + role + "': expected system, user or assistant");
     r.messages.push_back({role, string_member(member(m[i], "content"), at + ".content")});
   }
+}
+
+// continue_final_message / add_generation_prompt over the parsed messages (see ServeRequest).
+void parse_continuation(const json& body, ServeRequest& r) {
+  const json& c = member(body, "continue_final_message");
+  const json& g = member(body, "add_generation_prompt");
+  const bool last_is_assistant = r.messages.back().role == "assistant";
+  r.continue_final = c.is_null() ? last_is_assistant : bool_member(c, "continue_final_message");
+  if (r.continue_final && !last_is_assistant)
+    bad("'continue_final_message' needs the last message to be the assistant's (got '" +
+        r.messages.back().role + "')");
+  r.add_generation_prompt =
+      g.is_null() ? !r.continue_final : bool_member(g, "add_generation_prompt");
+  if (r.continue_final && r.add_generation_prompt)
+    bad("'add_generation_prompt' and 'continue_final_message' cannot both be true");
 }
 
 void parse_accelbench(const json& a, ServeRequest& r) {
@@ -186,7 +201,8 @@ const std::set<std::string>& known_members(bool chat) {
   }();
   static const std::set<std::string> chat_members = [] {
     auto s = common;
-    s.insert({"messages", "max_completion_tokens"});
+    s.insert(
+        {"messages", "max_completion_tokens", "continue_final_message", "add_generation_prompt"});
     return s;
   }();
   return chat ? chat_members : completion;
@@ -209,9 +225,10 @@ ServeRequest parse_serve_request(const std::string& body_text, bool chat,
   r.chat = chat;
   if (const json& m = member(body, "model"); !m.is_null()) r.model = string_member(m, "model");
   check_greedy(body);
-  if (chat)
+  if (chat) {
     parse_messages(body, r);
-  else
+    parse_continuation(body, r);
+  } else
     parse_prompt(body, r);
   r.max_tokens = parse_max_tokens(body, chat, limits);
   if (const json& s = member(body, "stream"); !s.is_null()) r.stream = bool_member(s, "stream");

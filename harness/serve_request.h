@@ -43,6 +43,11 @@ struct ServeRequest {
   std::optional<std::string> text;    // completions: a text prompt
   std::vector<int32_t> prompt_ids;    // completions: a prompt of token ids
   std::vector<ChatMessage> messages;  // chat
+  // Chat: continue the last (assistant) turn instead of closing it: vLLM's
+  // `continue_final_message`, and llama-server's default when the last turn is the assistant's
+  // (its prefill_assistant), so a final assistant turn is continued unless the member says false.
+  bool continue_final = false;
+  bool add_generation_prompt = true;  // chat: vLLM's `add_generation_prompt` (off when continuing)
   int max_tokens = 16;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage

@@ -113,7 +113,12 @@ struct ServeServer::Impl {
       if (!tok) bad("this model's tokenizer is not supported; only token-id prompts are served");
       std::string text;
       try {
-        text = chat->apply(r.messages, true);
+        // A continued last turn: the turns before it with the generation prompt, then its text
+        // (the turn left open for the model to go on).
+        text = r.continue_final
+                   ? chat->apply(std::span(r.messages).first(r.messages.size() - 1), true) +
+                         r.messages.back().content
+                   : chat->apply(r.messages, r.add_generation_prompt);
       } catch (const ChatTemplateError& e) {
         bad(std::string("'messages': ") + e.what());
       }

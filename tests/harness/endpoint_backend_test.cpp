@@ -145,6 +145,59 @@ TEST(EndpointBackend, NiahPlanWithSpecPrefillStoresTheEnginesPredictions) {
       {{"name", "niah"}, {"params", {{"data", essays}, {"depths", 2}}}, {"samples", 2}}, 640);
 }
 
+// backend.api "chat": a RULER plan with the model's own chat template (model_template gguf) sends
+// each sample as chat turns (the task as the user turn, RULER's answer prefix as the assistant turn
+// to continue) to /v1/chat/completions of our server over the tiny target with a ChatML template.
+// The server's templating gives exactly the suite's prompt ids (returned in the stream), and the
+// stored predictions equal the in-process engine's on the same plan, token for token.
+TEST(EndpointBackend, ChatApiSendsTurnsThatTheServerTemplatesToTheSuitesPrompt) {
+  test::TempDir dir;
+  const std::string chat_gguf = dir.file("chat.gguf");
+  test::write_chatml_target(chat_gguf);
+  const std::unique_ptr<Model> model = Model::load(chat_gguf);
+  LocalServer server(0, model.get());
+  const std::vector<Arm> arms = {{"base", "baseline", json::object()}};
+  const std::string essays = dir.file("essays.txt");
+  std::ofstream(essays) << test::fixture_essays();
+  const json suite = {
+      {"name", "ruler"},
+      {"params", {{"task", "niah_single_1"}, {"model_template", "gguf"}, {"data", essays}}},
+      {"samples", 2}};
+  json remote = endpoint_plan(server.url(), arms, suite), local = local_plan(arms, suite);
+  remote["backend"]["api"] = "chat";
+  for (json* p : {&remote, &local}) {
+    (*p)["models"] = {{{"name", "tiny"}, {"target", chat_gguf}}};
+    (*p)["context_lengths"] = {1024};
+  }
+  EXPECT_EQ(run(remote, dir.file("e.sqlite")).failed, 0u);
+  EXPECT_EQ(run(local, dir.file("l.sqlite")).failed, 0u);
+  const auto e = by_arm(dir.file("e.sqlite"), arms, true);
+  const auto l = by_arm(dir.file("l.sqlite"), arms, false);
+  ASSERT_EQ(e.size(), 2u);
+  ASSERT_EQ(l.size(), 2u);
+  for (const auto& [k, et] : e) {
+    const auto& lt = l.at(k);
+    EXPECT_EQ(et.stats["api"], "chat");
+    EXPECT_EQ(et.stats["prompt_matches_sample"], true) << k.second;
+    EXPECT_EQ(et.output_tokens, lt.output_tokens) << k.second;
+    EXPECT_EQ(et.prediction, lt.prediction) << k.second;
+    EXPECT_EQ(et.scores, lt.scores) << k.second;
+    EXPECT_EQ(et.prompt_tokens, lt.prompt_tokens);
+  }
+  EXPECT_EQ(server.server().metrics().requests("chat", 200), 2u);
+  // A suite whose prompt is not made from the chat template has no turns to send: each trial
+  // fails naming backend.api.
+  remote["suite"] = {{"name", "parity"}, {"samples", 1}};
+  remote["reference"] = {{"method", "base"}};
+  const std::string db = dir.file("p.sqlite");
+  EXPECT_EQ(run(remote, db).failed, 1u);
+  results::TrialFilter all;
+  all.include_failed = true;
+  for (const auto& t : results::ResultStore::open_readonly(db).trials(all))
+    EXPECT_NE(t.error.value_or("").find("backend.api is \"chat\""), std::string::npos)
+        << t.error.value_or("");
+}
+
 TEST(EndpointBackend, AServerStoppedMidPlanLeavesFailuresThatARerunCompletesOnce) {
   test::TempDir dir;
   const std::string db = dir.file("r.sqlite");
@@ -211,6 +264,15 @@ TEST(EndpointBackend, PlanSectionsAreCheckedNamingTheMember) {
   p["backend"]["retries"] = 99;
   refused(p, "backend.retries");
   p = good;
+  p["backend"]["api"] = "responses";
+  refused(p, "backend.api: 'responses'");
+  p = good;
+  p["backend"]["api"] = 1;
+  refused(p, "backend.api");
+  p = good;
+  p["configurations"][0]["request"]["messages"] = json::array();
+  refused(p, "configurations[0].request.messages");
+  p = good;
   p["configurations"][0]["request"]["max_tokens"] = 5;
   refused(p, "configurations[0].request.max_tokens");
   p = good;
@@ -228,6 +290,13 @@ TEST(EndpointBackend, PlanSectionsAreCheckedNamingTheMember) {
   p["configurations"][0]["request"]["accelbench"]["params"] = {{"x", 1}};
   const Plan b = parse_plan(p, "p.json", "models");
   EXPECT_NE(expand_plan(a)[0].config(a), expand_plan(b)[0].config(b));
+  // So is the API: a chat plan's cases are not its completions twin's; completions plans keep the
+  // keys they had before `api` existed.
+  p = good;
+  p["backend"]["api"] = "chat";
+  const Plan c = parse_plan(p, "p.json", "models");
+  EXPECT_EQ(expand_plan(c)[0].config(c)["backend"]["api"], "chat");
+  EXPECT_FALSE(expand_plan(a)[0].config(a)["backend"].contains("api"));
 }
 
 }  // namespace

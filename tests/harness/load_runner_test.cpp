@@ -86,6 +86,9 @@ TEST(LoadPlan, BadLoadMembersAreRefusedNamingThem) {
   j["trials"] = 3;
   EXPECT_NE(err(j).find("trials: a load sweep"), std::string::npos);
   j = ok;
+  j["backend"]["api"] = "chat";
+  EXPECT_NE(err(j).find("backend.api"), std::string::npos) << err(j);
+  j = ok;
   j.erase("max_concurrency");
   EXPECT_NE(err(j).find("load_requests: belongs to a load sweep"), std::string::npos);
   j = ok;

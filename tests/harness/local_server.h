@@ -8,6 +8,7 @@
 
 #include "harness/openai_client.h"
 #include "harness/serve_server.h"
+#include "models/gguf.h"
 #include "models/tokenizer.h"
 #include "tests/support/tiny_family.h"
 
@@ -51,6 +52,22 @@ class LocalServer {
   std::thread thread_;
   int port_ = 0;
 };
+
+// Writes the tiny target with a ChatML `tokenizer.chat_template` to `path`: a model whose chat
+// turns a server templates itself.
+inline void write_chatml_target(const std::string& path) {
+  const GgufFile src = GgufFile::open((test::tiny_family().dir->path() / "target.gguf").string());
+  GgufWriter w;
+  for (const auto& [k, v] : src.metadata()) w.set(k, v);
+  w.set("tokenizer.chat_template",
+        GgufValue::of_string("{% for message in messages %}{{'<|im_start|>' + message['role'] + "
+                             "'\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% "
+                             "if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% "
+                             "endif %}"));
+  for (const auto& t : src.tensors())
+    w.add_tensor(t.name, t.dims, t.type, src.tensor_data(t), t.n_bytes);
+  w.write(path);
+}
 
 // A thread that stops `server` once it has answered `n` completions with 200: a server killed
 // while a plan runs.

@@ -49,6 +49,23 @@ TEST(ServeRequest, ChatMessages) {
   ASSERT_EQ(r.messages.size(), 2u);
   EXPECT_EQ(r.messages[1].content, "u");
   EXPECT_EQ(r.max_tokens, 3);
+  EXPECT_FALSE(r.continue_final);
+  EXPECT_TRUE(r.add_generation_prompt);
+  // A final assistant turn is continued by default (llama-server's assistant prefill), or when
+  // vLLM's continue_final_message says so; false closes it and asks for a new turn.
+  const std::string turns =
+      R"("messages":[{"role":"user","content":"u"},{"role":"assistant","content":"A:"}])";
+  const ServeRequest prefill = parse_serve_request("{" + turns + "}", true, limits());
+  EXPECT_TRUE(prefill.continue_final);
+  EXPECT_FALSE(prefill.add_generation_prompt);
+  const ServeRequest vllm = parse_serve_request(
+      "{" + turns + R"(,"continue_final_message":true,"add_generation_prompt":false})", true,
+      limits());
+  EXPECT_TRUE(vllm.continue_final);
+  const ServeRequest closed =
+      parse_serve_request("{" + turns + R"(,"continue_final_message":false})", true, limits());
+  EXPECT_FALSE(closed.continue_final);
+  EXPECT_TRUE(closed.add_generation_prompt);
 }
 
 TEST(ServeRequest, EveryRefusalNamesItsMember) {
@@ -81,6 +98,14 @@ TEST(ServeRequest, EveryRefusalNamesItsMember) {
       {R"({"messages":[{"role":"tool","content":"x"}]})", "'messages[0].role'", true},
       {R"({"messages":[{"role":"user","content":5}]})", "'messages[0].content'", true},
       {R"({"messages":[{"role":"user","content":"x"}],"prompt":"y"})", "'prompt'", true},
+      {R"({"messages":[{"role":"user","content":"x"}],"continue_final_message":true})",
+       "'continue_final_message' needs the last message to be the assistant's", true},
+      {R"({"messages":[{"role":"assistant","content":"x"}],"continue_final_message":true,
+           "add_generation_prompt":true})",
+       "cannot both be true", true},
+      {R"({"messages":[{"role":"user","content":"x"}],"add_generation_prompt":1})",
+       "'add_generation_prompt' must be a boolean", true},
+      {R"({"prompt":"x","continue_final_message":true})", "'continue_final_message'"},
   };
   for (const auto& c : cases) {
     const ServeError e = refusal(c.body, c.chat);

@@ -297,26 +297,14 @@ TEST_F(ServeServerTest, ADisconnectedStreamFreesItsSlotWithinOneStep) {
   EXPECT_LT(generated, 200) << "the cancelled request kept decoding";
 }
 
-// /v1/chat/completions for real: the tiny target rewritten with a ChatML `tokenizer.chat_template`
-// is served; the chat answer's prompt ids (vLLM's return_token_ids) equal the ids `generate --chat`
+// /v1/chat/completions for real: the tiny target with a ChatML `tokenizer.chat_template` is
+// served; the chat answer's prompt ids (vLLM's return_token_ids) equal the ids `generate --chat`
 // builds in-process from the same message, and its greedy output equals generate's, streamed or
 // not.
 TEST(ServeChat, ChatPromptAndGreedyOutputEqualGenerateChat) {
   test::TempDir dir;
   const std::string path = dir.file("chat.gguf");
-  {
-    const GgufFile src = GgufFile::open((test::tiny_family().dir->path() / "target.gguf").string());
-    GgufWriter w;
-    for (const auto& [k, v] : src.metadata()) w.set(k, v);
-    w.set("tokenizer.chat_template",
-          GgufValue::of_string("{% for message in messages %}{{'<|im_start|>' + message['role'] + "
-                               "'\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% "
-                               "if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% "
-                               "endif %}"));
-    for (const auto& t : src.tensors())
-      w.add_tensor(t.name, t.dims, t.type, src.tensor_data(t), t.n_bytes);
-    w.write(path);
-  }
+  test::write_chatml_target(path);
   const std::string message = "Hello there, how are you today?";
   std::string out;
   ASSERT_EQ(test::run_cli("generate --model " + path + " --chat --prompt '" + message +
