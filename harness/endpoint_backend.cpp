@@ -227,7 +227,6 @@ std::shared_ptr<const EndpointBackend> EndpointBackend::parse(const json& b, con
                                               "stream",
                                               "stream_options",
                                               "ignore_eos",
-                                              "return_token_ids",
                                               "continue_final_message",
                                               "add_generation_prompt"};
   for (size_t i = 0; i < configs.size(); ++i) {
