@@ -145,11 +145,12 @@ TEST(EndpointBackend, NiahPlanWithSpecPrefillStoresTheEnginesPredictions) {
       {{"name", "niah"}, {"params", {{"data", essays}, {"depths", 2}}}, {"samples", 2}}, 640);
 }
 
-// backend.api "chat": a RULER plan with the model's own chat template (model_template gguf) sends
-// each sample as chat turns (the task as the user turn, RULER's answer prefix as the assistant turn
-// to continue) to /v1/chat/completions of our server over the tiny target with a ChatML template.
-// The server's templating gives exactly the suite's prompt ids (returned in the stream), and the
-// stored predictions equal the in-process engine's on the same plan, token for token.
+// backend.api "chat": plans whose suites use the model's own chat template send each sample as
+// chat turns to /v1/chat/completions of our server over the tiny target with a ChatML template:
+// RULER (model_template gguf: the task as the user turn, its answer prefix as the assistant turn
+// to continue) and NIAH (a system turn too). The server's templating gives exactly the suite's
+// prompt ids (returned in the stream), and the stored predictions equal the in-process engine's
+// on the same plan, token for token.
 TEST(EndpointBackend, ChatApiSendsTurnsThatTheServerTemplatesToTheSuitesPrompt) {
   test::TempDir dir;
   const std::string chat_gguf = dir.file("chat.gguf");
@@ -159,32 +160,40 @@ TEST(EndpointBackend, ChatApiSendsTurnsThatTheServerTemplatesToTheSuitesPrompt) 
   const std::vector<Arm> arms = {{"base", "baseline", json::object()}};
   const std::string essays = dir.file("essays.txt");
   std::ofstream(essays) << test::fixture_essays();
-  const json suite = {
-      {"name", "ruler"},
-      {"params", {{"task", "niah_single_1"}, {"model_template", "gguf"}, {"data", essays}}},
-      {"samples", 2}};
-  json remote = endpoint_plan(server.url(), arms, suite), local = local_plan(arms, suite);
-  remote["backend"]["api"] = "chat";
-  for (json* p : {&remote, &local}) {
-    (*p)["models"] = {{{"name", "tiny"}, {"target", chat_gguf}}};
-    (*p)["context_lengths"] = {1024};
+  const json suites[] = {
+      {{"name", "ruler"},
+       {"params", {{"task", "niah_single_1"}, {"model_template", "gguf"}, {"data", essays}}},
+       {"samples", 2}},
+      {{"name", "niah"},
+       {"params", {{"data", essays}, {"depths", 2}, {"model_template", "gguf"}}},
+       {"samples", 1}}};
+  json remote;
+  for (const json& suite : suites) {
+    remote = endpoint_plan(server.url(), arms, suite);
+    json local = local_plan(arms, suite);
+    remote["backend"]["api"] = "chat";
+    for (json* p : {&remote, &local}) {
+      (*p)["models"] = {{{"name", "tiny"}, {"target", chat_gguf}}};
+      (*p)["context_lengths"] = {1024};
+    }
+    const std::string name = suite["name"];
+    EXPECT_EQ(run(remote, dir.file(name + "-e.sqlite")).failed, 0u);
+    EXPECT_EQ(run(local, dir.file(name + "-l.sqlite")).failed, 0u);
+    const auto e = by_arm(dir.file(name + "-e.sqlite"), arms, true);
+    const auto l = by_arm(dir.file(name + "-l.sqlite"), arms, false);
+    ASSERT_EQ(e.size(), size_t(suite["samples"])) << name;
+    ASSERT_EQ(l.size(), e.size()) << name;
+    for (const auto& [k, et] : e) {
+      const auto& lt = l.at(k);
+      EXPECT_EQ(et.stats["api"], "chat");
+      EXPECT_EQ(et.stats["prompt_matches_sample"], true) << name << " " << k.second;
+      EXPECT_EQ(et.output_tokens, lt.output_tokens) << name << " " << k.second;
+      EXPECT_EQ(et.prediction, lt.prediction) << name << " " << k.second;
+      EXPECT_EQ(et.scores, lt.scores) << name << " " << k.second;
+      EXPECT_EQ(et.prompt_tokens, lt.prompt_tokens);
+    }
   }
-  EXPECT_EQ(run(remote, dir.file("e.sqlite")).failed, 0u);
-  EXPECT_EQ(run(local, dir.file("l.sqlite")).failed, 0u);
-  const auto e = by_arm(dir.file("e.sqlite"), arms, true);
-  const auto l = by_arm(dir.file("l.sqlite"), arms, false);
-  ASSERT_EQ(e.size(), 2u);
-  ASSERT_EQ(l.size(), 2u);
-  for (const auto& [k, et] : e) {
-    const auto& lt = l.at(k);
-    EXPECT_EQ(et.stats["api"], "chat");
-    EXPECT_EQ(et.stats["prompt_matches_sample"], true) << k.second;
-    EXPECT_EQ(et.output_tokens, lt.output_tokens) << k.second;
-    EXPECT_EQ(et.prediction, lt.prediction) << k.second;
-    EXPECT_EQ(et.scores, lt.scores) << k.second;
-    EXPECT_EQ(et.prompt_tokens, lt.prompt_tokens);
-  }
-  EXPECT_EQ(server.server().metrics().requests("chat", 200), 2u);
+  EXPECT_EQ(server.server().metrics().requests("chat", 200), 3u);
   // A suite whose prompt is not made from the chat template has no turns to send: each trial
   // fails naming backend.api.
   remote["suite"] = {{"name", "parity"}, {"samples", 1}};
