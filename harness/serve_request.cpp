@@ -107,7 +107,7 @@ void parse_prompt(const json& body, ServeRequest& r) {
 void parse_messages(const json& body, ServeRequest& r) {
   const json& m = member(body, "messages");
   if (!m.is_array() || m.empty()) bad("'messages' must be a non-empty list");
-  for (size_t i = 0; i < m.size(); ++i) {  // (continuation members: parse_continuation)
+  for (size_t i = 0; i < m.size(); ++i) {
     const std::string at = "messages[" + std::to_string(i) + "]";
     if (!m[i].is_object()) bad("'" + at + "' must be an object");
     for (const auto& [k, v] : m[i].items())
