@@ -53,6 +53,7 @@ bool is_reference(const CaseInput& in) {
 Request make_request(const CaseInput& in, const Sample& s) {
   Request r;
   r.prompt = s.prompt;
+  r.messages = s.messages;
   r.max_new_tokens = s.max_new_tokens > 0 ? s.max_new_tokens : in.plan.decode_tokens;
   r.eos = -1;  // a fixed decode length keeps timings comparable across methods
   const int n_ctx = in.models.model("target").config().n_ctx;
@@ -106,7 +107,7 @@ const Generation& reference_for(const CaseInput& in, const Request& req, const R
   const auto key = reference_key(in);
   if (const auto it = in.references.find(key); it != in.references.end()) return it->second;
   const auto t0 = Clock::now();
-  const Method& ref = find_method(in.plan.reference.method);
+  const Method& ref = plan_method(in.plan, in.plan.reference.method);
   const Request r = reference_request(req, need, sample);
   Generation g = generation_of(ref.run(engine_for(in, ref, "f32"), r, in.plan.reference.params));
   times.setup_s += since(t0);
@@ -163,7 +164,7 @@ void check_declared_fallback(const Method& m, const Outcome& o) {
 
 results::TrialRecord case_identity(const CaseInput& in, const std::string& case_key,
                                    const std::string& config_key, const std::string& run_id) {
-  const Method& m = find_method(in.c.method);
+  const Method& m = plan_method(in.plan, in.c.method);
   const Suite& suite = suite_of(in.plan);
   results::TrialRecord r;
   r.case_key = case_key;
@@ -192,7 +193,7 @@ results::TrialRecord case_identity(const CaseInput& in, const std::string& case_
 
 std::vector<results::TrialRecord> run_case(const CaseInput& in,
                                            const results::TrialRecord& identity, CaseTimes& times) {
-  const Method& method = find_method(in.c.method);
+  const Method& method = plan_method(in.plan, in.c.method);
   const Suite& suite = suite_of(in.plan);
   const nlohmann::json& sp = in.plan.suite.params;
   results::TrialRecord id = identity;

@@ -9,6 +9,7 @@ namespace accel {
 // Declared here rather than in cli.h: `plot` (cli_plot.cpp) and `dashboard` (cli_dashboard.cpp).
 void register_plot_command(CLI::App& app, CliCommands& out);
 void register_dashboard_command(CLI::App& app, CliCommands& out);
+void register_bench_serve_command(CLI::App& app, CliCommands& out);  // cli_bench_serve.cpp
 
 int cli_main(int argc, char** argv) {
   CLI::App app{"accelbench: a research harness for LLM inference-acceleration methods"};
@@ -28,6 +29,8 @@ int cli_main(int argc, char** argv) {
   register_kvcalc_command(app, commands);
   register_plot_command(app, commands);
   register_dashboard_command(app, commands);
+  register_serve_command(app, commands);
+  register_bench_serve_command(app, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

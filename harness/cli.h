@@ -20,8 +20,9 @@ int cli_main(int argc, char** argv);
 // "a, b, c": the items with `sep` between them (for option help and printed lists).
 std::string join_list(const std::vector<std::string>& items, const std::string& sep);
 
-// Prints the `ttft` table of a store to stdout (what `accelbench run` shows when it finishes).
-void print_default_report(const std::string& db_path);  // cli_results.cpp
+// Prints the table `accelbench run` shows when it finishes: `serve` after a load-sweep plan (its
+// points are what it stored), else `ttft` (default_report.cpp).
+void print_default_report(const std::string& db_path, bool load_sweep);
 
 void register_models_commands(CLI::App& app, CliCommands& out);     // cli_models.cpp
 void register_info_command(CLI::App& app, CliCommands& out);        // cli_info.cpp
@@ -44,5 +45,7 @@ void register_kvpred_commands(CLI::App& app, CliCommands& out);  // cli_kvpred.c
 void add_make_aux_command(CLI::App& models, CliCommands& out);  // cli_kvpred.cpp
 // `models import-llama2c`, added under the `models` subcommand by register_models_commands.
 void add_import_llama2c_command(CLI::App& models, CliCommands& out);  // cli_import_llama2c.cpp
+// `serve`: the engine behind an OpenAI-compatible HTTP API.
+void register_serve_command(CLI::App& app, CliCommands& out);  // cli_serve.cpp
 
 }  // namespace accel

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "harness/cli.h"
+#include "harness/cli_args.h"
 #include "harness/model_session.h"
 #include "kernels/threading.h"
 #include "methods/method.h"
@@ -40,46 +41,19 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-// "--param key=value": the value as JSON when it parses (numbers, true/false), else a string.
-nlohmann::json parse_params(const std::vector<std::string>& kv) {
-  nlohmann::json p = nlohmann::json::object();
-  for (const auto& item : kv) {
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw std::invalid_argument("--param '" + item + "': expected key=value");
-    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    nlohmann::json v = nlohmann::json::parse(value, nullptr, false);
-    p[key] = v.is_discarded() || v.is_object() || v.is_array() ? nlohmann::json(value) : v;
-  }
-  return p;
-}
-
-// "--input role=path" items as a map; a role given twice is an error.
-std::map<std::string, std::string> parse_inputs(const std::vector<std::string>& items) {
-  std::map<std::string, std::string> out;
-  for (const auto& item : items) {
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
-      throw std::invalid_argument("--input '" + item + "': expected ROLE=FILE");
-    if (!out.emplace(item.substr(0, eq), item.substr(eq + 1)).second)
-      throw std::invalid_argument("--input: role '" + item.substr(0, eq) + "' given twice");
-  }
-  return out;
-}
-
 int run_generate(const GenerateArgs& a) {
   if (a.threads > 0) set_num_threads(a.threads);
   if (a.max_tokens < 1) throw std::invalid_argument("--max-tokens must be >= 1");
   if (a.prefill_chunk < 1) throw std::invalid_argument("--prefill-chunk must be >= 1");
   const Method& method = find_method(a.method);
-  const nlohmann::json params = resolve_params(method, parse_params(a.params));
+  const nlohmann::json params = resolve_params(method, parse_param_items(a.params, "--param"));
   const auto kv_dtype = kv_dtype_from_name(a.kv_dtype);
   if (!kv_dtype)
     throw std::invalid_argument("--kv-dtype '" + a.kv_dtype + "' is not one of " +
                                 join_list(kv_dtype_names(), ", "));
   ModelSession s = ModelSession::open(a.model);
   const Model& m = *s.model;
-  std::map<std::string, std::string> given = parse_inputs(a.inputs);
+  std::map<std::string, std::string> given = parse_input_items(a.inputs);
   if (!a.draft.empty()) given["draft"] = a.draft;
   std::map<std::string, std::unique_ptr<Model>> loaded;
   Engine engine{.target = &m, .prefill_chunk = a.prefill_chunk, .kv_dtype = *kv_dtype};

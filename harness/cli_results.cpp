@@ -9,6 +9,7 @@
 #include "reports/compare.h"
 #include "reports/niah_report.h"
 #include "reports/paper_table.h"
+#include "reports/serve_table.h"
 #include "reports/tables.h"
 #include "results/result_store.h"
 
@@ -61,7 +62,8 @@ void register_results_commands(CLI::App& app, CliCommands& out) {
                    "the f32-cache baseline), suite (every suite metric by its declaration), "
                    "parity (token-exact parity and the cross-configuration matrix), niah (NIAH "
                    "score by needle depth and context length), pareto (quality against TTFT and "
-                   "TTFT FLOPs, with the Pareto fronts), runs, trials, or paper (published "
+                   "TTFT FLOPs, with the Pareto fronts), serve (load-sweep latency percentiles and "
+                   "throughput of endpoint plans), runs, trials, or paper (published "
                    "values beside this store's, see --paper)")
       ->required()
       ->check(CLI::IsMember(table_names()));
@@ -77,44 +79,46 @@ void register_results_commands(CLI::App& app, CliCommands& out) {
                      "With --table niah: also write one heatmap per configuration (depth x "
                      "context length, colour = score) as DIR/niah-<configuration>.svg; with "
                      "--table pareto: one quality-vs-TTFT-FLOPs plot per target, workload and "
-                     "context as DIR/pareto-*.svg");
+                     "context as DIR/pareto-*.svg; with --table serve: the latency-vs-throughput "
+                     "plot per prompt length as DIR/serve-ctx<N>.svg");
   report->add_option("--paper", r->paper,
                      "With --table paper: the published file's id; 'list' (or an unknown id) "
                      "lists them");
   report->add_option("--published", r->published,
                      "With --table paper: directory of published value files (default "
                      "reports/published, relative to the working directory)");
-  out.push_back({report, [r] {
-                   if (r->table == "paper") {
-                     if (!r->svg.empty() || !r->param.empty())
-                       throw std::invalid_argument(
-                           "--svg and --param do not apply to --table paper");
-                     reports::ReportOptions opt;
-                     opt.where = r->where;
-                     return report_paper(r->db, r->published, r->paper, opt,
-                                         reports::parse_format(r->format));
-                   }
-                   if (!r->paper.empty())
-                     throw std::invalid_argument("--paper needs --table paper");
-                   if (!r->svg.empty() && r->table != "niah" && r->table != "pareto")
-                     throw std::invalid_argument(
-                         "--svg draws NIAH heatmaps or pareto plots: use --table niah or pareto");
-                   if (!r->metric.empty() && r->table != "pareto")
-                     throw std::invalid_argument("--metric applies to --table pareto");
-                   const auto store = results::ResultStore::open_readonly(r->db);
-                   reports::ReportOptions opt;
-                   opt.where = r->where;
-                   opt.param = r->param;
-                   opt.metric = r->metric;
-                   const reports::Table t = reports::make_report(store, r->table, opt);
-                   std::fputs(reports::render(t, reports::parse_format(r->format)).c_str(), stdout);
-                   if (!r->svg.empty())
-                     for (const auto& p : r->table == "pareto"
-                                              ? reports::write_pareto_plots(store, opt, r->svg)
-                                              : reports::write_niah_heatmaps(store, opt, r->svg))
-                       std::fprintf(stderr, "wrote %s\n", p.c_str());
-                   return 0;
-                 }});
+  out.push_back(
+      {report, [r] {
+         if (r->table == "paper") {
+           if (!r->svg.empty() || !r->param.empty())
+             throw std::invalid_argument("--svg and --param do not apply to --table paper");
+           reports::ReportOptions opt;
+           opt.where = r->where;
+           return report_paper(r->db, r->published, r->paper, opt,
+                               reports::parse_format(r->format));
+         }
+         if (!r->paper.empty()) throw std::invalid_argument("--paper needs --table paper");
+         if (!r->svg.empty() && r->table != "niah" && r->table != "pareto" && r->table != "serve")
+           throw std::invalid_argument(
+               "--svg draws NIAH heatmaps, pareto or serve plots: use --table niah, "
+               "pareto or serve");
+         if (!r->metric.empty() && r->table != "pareto")
+           throw std::invalid_argument("--metric applies to --table pareto");
+         const auto store = results::ResultStore::open_readonly(r->db);
+         reports::ReportOptions opt;
+         opt.where = r->where;
+         opt.param = r->param;
+         opt.metric = r->metric;
+         const reports::Table t = reports::make_report(store, r->table, opt);
+         std::fputs(reports::render(t, reports::parse_format(r->format)).c_str(), stdout);
+         if (!r->svg.empty())
+           for (const auto& p :
+                r->table == "pareto"  ? reports::write_pareto_plots(store, opt, r->svg)
+                : r->table == "serve" ? reports::write_serve_plots(store, opt, r->svg)
+                                      : reports::write_niah_heatmaps(store, opt, r->svg))
+             std::fprintf(stderr, "wrote %s\n", p.c_str());
+         return 0;
+       }});
 
   struct CompareArgs {
     std::string baseline, candidate, format = "md";

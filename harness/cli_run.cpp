@@ -46,7 +46,8 @@ void register_run_commands(CLI::App& app, CliCommands& out) {
   run->add_flag("--reuse-timings", a->reuse_timings,
                 "Count timing cases measured on another commit or CPU as done (not re-measured); "
                 "each trial keeps its run's commit and CPU, so reports still tell them apart");
-  run->add_flag("--no-report", a->no_report, "Do not print the ttft table afterwards");
+  run->add_flag("--no-report", a->no_report,
+                "Do not print the ttft table (serve table after a load sweep) afterwards");
   out.push_back(
       {run, [a] {
          const Plan p = plan_from(a->plan, a->models_dir);
@@ -67,7 +68,8 @@ void register_run_commands(CLI::App& app, CliCommands& out) {
                       s.failed, s.interrupted ? ", interrupted (rerun to continue)" : "",
                       s.measured_s, s.overhead_s,
                       s.measured_s > 0 ? 100.0 * s.overhead_s / s.measured_s : 0.0, s.setup_s);
-         if (!a->no_report && !s.interrupted) print_default_report(a->db);
+         if (!a->no_report && !s.interrupted)
+           print_default_report(a->db, !p.load.max_concurrency.empty());
          return s.interrupted ? 130 : (s.failed ? 4 : 0);  // 4: some cases failed (recorded)
        }});
 

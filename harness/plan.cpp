@@ -3,11 +3,14 @@
 #include "harness/plan.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <set>
 
+#include "harness/endpoint_backend.h"
 #include "harness/shipped_models.h"
 #include "methods/method.h"
 #include "models/kv_storage.h"
@@ -183,6 +186,68 @@ void parse_suite(const nlohmann::json& j, const std::string& src, Plan& p) {
   }
 }
 
+// `backend` and `configurations`: the configurations become the plan's methods, by name.
+void parse_backend(const nlohmann::json& j, const std::string& src, Plan& p) {
+  if (j.contains("methods"))
+    fail(src, "methods", "an endpoint plan (with `backend`) lists `configurations` instead");
+  if (j.contains("kv_dtypes"))
+    fail(src, "kv_dtypes", "the served model's KV cache is the server's setting, not the plan's");
+  try {
+    p.backend = EndpointBackend::parse(j["backend"], j.value("configurations", nlohmann::json()));
+  } catch (const std::invalid_argument& e) {
+    throw PlanError("[plan] " + src + ": " + e.what());
+  }
+  for (const auto& c : p.backend->configurations()) p.methods.push_back({c->name(), {}});
+}
+
+// A double list member: [1, 2, 4] or a single number; each in [lo, hi].
+std::vector<double> number_list(const nlohmann::json& v, double lo, double hi,
+                                const std::string& src, const std::string& field) {
+  const nlohmann::json list = v.is_array() ? v : nlohmann::json::array({v});
+  if (list.empty() || list.size() > 64) fail(src, field, "must list 1 to 64 values");
+  std::vector<double> out;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string f = field + "[" + std::to_string(i) + "]";
+    if (!list[i].is_number() || !(list[i].get<double>() >= lo && list[i].get<double>() <= hi)) {
+      char range[64];
+      std::snprintf(range, sizeof range, "must be a number in [%g, %g]", lo, hi);
+      fail(src, f, range);
+    }
+    out.push_back(list[i].get<double>());
+  }
+  return out;
+}
+
+// `max_concurrency`, `request_rate` and `load_requests`: an endpoint plan's load sweep. Its
+// prompts are random token ids, so it names no suite, and its requests are its trials.
+void parse_load(const nlohmann::json& j, const std::string& src, Plan& p) {
+  if (!j.contains("max_concurrency")) {
+    for (const char* k : {"request_rate", "load_requests"})
+      if (j.contains(k)) fail(src, k, "belongs to a load sweep, which needs `max_concurrency`");
+    return;
+  }
+  if (!p.backend) fail(src, "max_concurrency", "a load sweep needs a `backend` to send it to");
+  if (p.backend->spec().api != "completions")
+    fail(src, "backend.api",
+         "a load sweep sends random token-id prompts to /v1/completions; it cannot use \"" +
+             p.backend->spec().api + "\"");
+  for (const char* k : {"suite", "workload", "trials", "warmup", "reference", "timings"})
+    if (j.contains(k))
+      fail(src, k,
+           "a load sweep sends seeded random token-id prompts and its requests are its trials; "
+           "it has no `" +
+               std::string(k) + "`");
+  for (double c : number_list(j["max_concurrency"], 1, 4096, src, "max_concurrency")) {
+    if (c != std::floor(c)) fail(src, "max_concurrency", "values must be integers");
+    p.load.max_concurrency.push_back(int(c));
+  }
+  if (j.contains("request_rate"))
+    p.load.request_rate = number_list(j["request_rate"], 0, 1e6, src, "request_rate");
+  p.load.requests = get_int(j, "load_requests", 16, 1, 100000, src, "load_requests");
+  p.trials = p.load.requests;
+  p.warmup = 0;
+}
+
 void parse_reference(const nlohmann::json& j, const std::string& src, Plan& p) {
   nlohmann::json given = nlohmann::json::object();
   if (j.contains("reference")) {
@@ -191,6 +256,16 @@ void parse_reference(const nlohmann::json& j, const std::string& src, Plan& p) {
     check_keys(r, {"method", "params"}, src, "reference");
     p.reference.method = get_string(r, "method", src, "reference.method");
     if (r.contains("params")) given = r["params"];
+  }
+  if (p.backend) {  // the reference is a configuration, run on the same server (default: the first)
+    if (!j.contains("reference")) p.reference.method = p.backend->configurations()[0]->name();
+    const EndpointMethod* c = p.backend->find(p.reference.method);
+    if (!c)
+      fail(src, "reference.method",
+           "'" + p.reference.method + "' is not one of the plan's configurations");
+    if (!given.empty()) fail(src, "reference.params", "a configuration has its request instead");
+    p.reference.params = c->extras();
+    return;
   }
   try {
     const Method& m = find_method(p.reference.method);
@@ -270,9 +345,11 @@ nlohmann::json default_plan_json() {
 Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::string& models_dir) {
   if (!j.is_object()) fail(src, "(top level)", "a plan is a JSON object");
   check_keys(j,
-             {"name", "models", "methods", "context_lengths", "workload", "suite", "reference",
-              "kv_dtypes", "warmup", "trials", "decode_tokens", "agreement_steps", "threads",
-              "prefill_chunk", "seed", "description", "timings"},
+             {"name",          "models",          "methods",   "context_lengths", "workload",
+              "suite",         "reference",       "kv_dtypes", "warmup",          "trials",
+              "decode_tokens", "agreement_steps", "threads",   "prefill_chunk",   "seed",
+              "description",   "timings",         "backend",   "configurations",  "max_concurrency",
+              "request_rate",  "load_requests"},
              src, "");
   Plan p;
   p.source = j;
@@ -289,9 +366,14 @@ Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::stri
     if (!names.insert(p.models.back().name).second)
       fail(src, f + ".name", "duplicate model set '" + p.models.back().name + "'");
   }
-  if (!j.contains("methods") || !j["methods"].is_array() || j["methods"].empty())
+  if (j.contains("backend")) {
+    parse_backend(j, src, p);
+  } else if (j.contains("configurations")) {
+    fail(src, "configurations", "needs a `backend` naming the server they are sent to");
+  }
+  if (!p.backend && (!j.contains("methods") || !j["methods"].is_array() || j["methods"].empty()))
     fail(src, "methods", "must be a non-empty array");
-  for (size_t i = 0; i < j["methods"].size(); ++i) {
+  for (size_t i = 0; !p.backend && i < j["methods"].size(); ++i) {
     const auto& m = j["methods"][i];
     const std::string f = "methods[" + std::to_string(i) + "]";
     if (!m.is_object()) fail(src, f, "must be an object");
@@ -330,6 +412,7 @@ Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::stri
   p.decode_tokens = get_int(j, "decode_tokens", 16, 1, 1 << 20, src, "decode_tokens");
   p.threads = get_int(j, "threads", 0, 0, 4096, src, "threads");
   p.prefill_chunk = size_t(get_int(j, "prefill_chunk", 512, 1, 1 << 20, src, "prefill_chunk"));
+  parse_load(j, src, p);
   if (j.contains("seed")) {
     if (!j["seed"].is_number_integer() || j["seed"].get<int64_t>() < 0)
       fail(src, "seed", "must be a non-negative integer");
@@ -355,8 +438,12 @@ Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::stri
     if (n_cases > kMaxPlanCases) break;
     uint64_t n = 1;
     for (auto& [k, v] : m.params.items()) n = saturating_mul(n, v.is_array() ? v.size() : 1);
-    for (uint64_t f : {uint64_t(p.models.size()), uint64_t(p.kv_dtypes.size()),
-                       uint64_t(p.context_lengths.size()), uint64_t(p.suite.samples)})
+    for (uint64_t f :
+         {uint64_t(p.models.size()), uint64_t(p.kv_dtypes.size()),
+          uint64_t(p.context_lengths.size()),
+          // a load plan's cases are its sweep points, not samples
+          p.load.any() ? uint64_t(p.load.max_concurrency.size() * p.load.request_rate.size())
+                       : uint64_t(p.suite.samples)})
       n = saturating_mul(n, f);
     n_cases = n > kMaxPlanCases - n_cases ? kMaxPlanCases + 1 : n_cases + n;
   }
@@ -367,7 +454,7 @@ Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::stri
              "samples); split it into several plans");
   // Validate every parameter combination now, so a bad sweep value fails before anything runs
   // (each combination once, not once per case).
-  for (size_t i = 0; i < p.methods.size(); ++i) {
+  for (size_t i = 0; i < p.methods.size() && !p.backend; ++i) {
     try {
       const Method& method = find_method(p.methods[i].name);
       for (const auto& combo : param_combinations(p.methods[i].params))
@@ -391,10 +478,28 @@ Plan load_plan(const std::string& path, const std::string& models_dir) {
   return parse_plan(j, path, models_dir);
 }
 
+const Method& plan_method(const Plan& p, const std::string& name) {
+  if (!p.backend) return find_method(name);
+  if (const EndpointMethod* c = p.backend->find(name)) return *c;
+  throw std::invalid_argument("unknown configuration '" + name + "' of the plan's backend");
+}
+
 std::vector<Case> expand_plan(const Plan& p) {
   std::vector<Case> cases;
   for (size_t ms = 0; ms < p.models.size(); ++ms)
     for (const auto& m : p.methods) {
+      if (p.backend) {  // a configuration: its request extras are the case's params, unswept
+        const nlohmann::json& extras =
+            static_cast<const EndpointMethod&>(plan_method(p, m.name)).extras();
+        for (int ctx : p.context_lengths) {
+          for (double rate : p.load.request_rate)
+            for (int conc : p.load.max_concurrency)
+              cases.push_back(Case{ms, m.name, extras, "f32", ctx, 0, conc, rate});
+          for (int s = 0; s < p.suite.samples && !p.load.any(); ++s)
+            cases.push_back(Case{ms, m.name, extras, "f32", ctx, s});
+        }
+        continue;
+      }
       const Method& method = find_method(m.name);
       for (const auto& combo : param_combinations(m.params)) {
         const nlohmann::json resolved = resolve_params(method, combo);
@@ -444,6 +549,15 @@ nlohmann::json Case::config(const Plan& p) const {
       {"threads", p.threads}};
   // Only non-default settings are added, so that adding a setting keeps older keys.
   if (kv_dtype != "f32") c["kv_dtype"] = kv_dtype;
+  if (p.backend) {
+    c["backend"] = {{"base_url", p.backend->spec().base_url}, {"model", p.backend->spec().model}};
+    // Only chat plans name their API, so completions plans keep the keys of earlier runs.
+    if (p.backend->spec().api != "completions") c["backend"]["api"] = p.backend->spec().api;
+  }
+  if (concurrency > 0)
+    c["load"] = {{"max_concurrency", concurrency},
+                 {"request_rate", request_rate},
+                 {"requests", p.load.requests}};
   if (suite.reference_need(p.suite.params).kind != ReferenceNeed::Kind::None)
     c["reference"] = {{"method", p.reference.method}, {"params", p.reference.params}};
   return c;
@@ -453,6 +567,12 @@ std::string Case::label(const Plan& p) const {
   std::string s = method;
   for (auto& [k, v] : params.items()) s += " " + k + "=" + v.dump();
   if (kv_dtype != "f32") s += " kv=" + kv_dtype;
+  if (concurrency > 0) {
+    char rate[32];
+    std::snprintf(rate, sizeof rate, "%g", request_rate);
+    s += " concurrency=" + std::to_string(concurrency) +
+         " rate=" + (request_rate > 0 ? rate : "inf");
+  }
   return s + " ctx=" + std::to_string(context_len) + " s" + std::to_string(sample) + " @" +
          p.models[model_set].name;
 }

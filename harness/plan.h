@@ -4,12 +4,16 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace accel {
+
+class EndpointBackend;
+class Method;
 
 class PlanError : public std::runtime_error {
  public:
@@ -46,6 +50,17 @@ struct ReferenceSpec {
   nlohmann::json params = nlohmann::json::object();  // resolved
 };
 
+// A load sweep of an endpoint plan, in the style of `vllm bench serve`: every (request rate, max
+// concurrency) point is one case per configuration and context length, whose `requests` streamed
+// requests of seeded random token-id prompts (context length tokens, decode_tokens answers, EOS
+// ignored) are its trials (harness/load_runner.h). Empty max_concurrency = no sweep.
+struct LoadSweepSpec {
+  std::vector<int> max_concurrency;
+  std::vector<double> request_rate{0};  // Poisson arrivals in requests/s; 0 = all at once
+  int requests = 16;                    // per point
+  bool any() const { return !max_concurrency.empty(); }
+};
+
 struct Plan {
   std::string name = "unnamed";
   std::vector<ModelSetSpec> models;
@@ -65,7 +80,16 @@ struct Plan {
   // (runner.h). Only for a suite that declares metrics.
   bool timings = true;
   nlohmann::json source;  // the plan as given
+  // Set when the plan names an OpenAI-compatible server (`backend` + `configurations`): its
+  // configurations then stand where methods stand (endpoint_backend.h), and the model set's
+  // target is the local GGUF that holds the served model's tokenizer.
+  std::shared_ptr<const EndpointBackend> backend;
+  LoadSweepSpec load;  // endpoint plans only: `max_concurrency`, `request_rate`, `load_requests`
 };
+
+// The method a case's name stands for: a registered method, or an endpoint configuration of the
+// plan's backend. Throws naming the known names.
+const Method& plan_method(const Plan& p, const std::string& name);
 
 // One unit of work: everything that determines its measurements.
 struct Case {
@@ -75,6 +99,9 @@ struct Case {
   std::string kv_dtype = "f32";
   int context_len = 0;
   int sample = 0;
+  // A load-sweep point (plan.load); concurrency 0 = not a load case.
+  int concurrency = 0;
+  double request_rate = 0;
   // Canonical JSON of the case's configuration (without input digests), used for its key.
   nlohmann::json config(const Plan& p) const;
   std::string label(const Plan& p) const;  // "baseline keep=0.2 ctx=1024 s0 @tiny"

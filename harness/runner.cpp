@@ -13,8 +13,10 @@
 #include <optional>
 
 #include "harness/case_runner.h"
+#include "harness/endpoint_backend.h"
 #include "harness/environment.h"
 #include "harness/file_hash.h"
+#include "harness/load_runner.h"
 #include "harness/model_inputs.h"
 #include "kernels/threading.h"
 #include "methods/method.h"
@@ -47,9 +49,10 @@ std::string fmt_duration(double s) {
 
 // The digests of the inputs a case's method uses, by role ("" when a file is missing: such a case
 // fails when it runs, naming the file).
-std::map<std::string, std::string> case_digests(const Case& c, const SetDigests& digests) {
+std::map<std::string, std::string> case_digests(const Plan& p, const Case& c,
+                                                const SetDigests& digests) {
   std::map<std::string, std::string> out;
-  for (const InputSpec& in : find_method(c.method).inputs()) {
+  for (const InputSpec& in : plan_method(p, c.method).inputs()) {
     const auto& set = digests[c.model_set];
     const auto it = set.find(in.role);
     out[in.role] = it == set.end() ? "" : it->second;
@@ -189,6 +192,25 @@ void preload_models(const Method& m, LoadedModelSet& set) {
 void run_and_record(const CaseInput& in, const KeyedCase& k, results::ResultStore& store,
                     CaseTimes& times, RunSummary& sum, Progress& progress) {
   const results::TrialRecord identity = case_identity(in, k.key, k.base_key, sum.run_id);
+  if (in.c.concurrency > 0) {  // a load-sweep point: its requests are its trials
+    const auto t0 = Clock::now();
+    LoadCaseOutcome o;
+    try {
+      o = run_load_case(in.plan, in.c, identity, in.models.suite_context().n_vocab, store);
+    } catch (const std::exception& e) {
+      o.error = e.what();
+      store.record_failure(identity, o.error);
+    }
+    times.measured_s += since(t0);
+    if (o.error.empty()) {
+      ++sum.completed;
+    } else {
+      ++sum.failed;
+      progress.failure(in.c.label(in.plan), o.error);
+    }
+    progress.case_done(in.c.label(in.plan));
+    return;
+  }
   try {
     const auto trials = run_case(in, identity, times);
     if (in.interrupts) return;
@@ -241,7 +263,7 @@ RunSummary run_plan(const Plan& given, const RunOptions& opt, std::ostream& log)
   const bool timing = !quality_only(plan);
   size_t todo = 0;
   for (const Case& c : all_cases) {
-    const std::string base = case_key(plan, c, case_digests(c, digests));
+    const std::string base = case_key(plan, c, case_digests(plan, c, digests));
     if (!opt.shard.contains(base)) continue;
     cases.push_back({c, resume.key(base, timing), base, resume.state(base, timing)});
     const ResumeState& st = cases.back().state;
@@ -255,7 +277,14 @@ RunSummary run_plan(const Plan& given, const RunOptions& opt, std::ostream& log)
     return sum;
   }
   print_remeasured(sum, log);
-  sum.run_id = store->begin_run(make_run_info(plan, opt, env, cases.size(), digests));
+  results::RunInfo info = make_run_info(plan, opt, env, cases.size(), digests);
+  if (plan.backend) {
+    // The server's answer to /v1/models, its version and how prompts are sized, stored with the
+    // run; an unreachable server or a tokenizer that disagrees stops the run before any case.
+    LoadedModelSet first(plan.models[0], digests[0]);
+    info.config["backend"] = plan.backend->provenance(first.suite_context().tokenizer);
+  }
+  sum.run_id = store->begin_run(info);
   sum.setup_s += since(t_setup);
 
   g_interrupts = 0;
@@ -280,7 +309,7 @@ RunSummary run_plan(const Plan& given, const RunOptions& opt, std::ostream& log)
         loaded_set = c.model_set;
         references.clear();
       }
-      preload_models(find_method(c.method), *loaded);
+      preload_models(plan_method(plan, c.method), *loaded);
       times.setup_s += since(t_load);
       run_and_record({plan, c, *loaded, references, g_interrupts}, cases[ci], *store, times, sum,
                      progress);

@@ -18,6 +18,7 @@ void finish_with_greedy_decode(const Engine& e, const Request& r, KVCache& cache
   out.ttft_s = timer.elapsed();
   if (r.keep_logits > 0) out.logits.push_back(last_logits);
   out.tokens.push_back(first);
+  if (r.on_token && r.forced_tokens.empty()) r.on_token(first);
   const auto t_decode = PhaseTimer::Clock::now();
   if (!r.forced_tokens.empty()) {
     // Teacher forcing: step t feeds the reference's token t, whatever this run chose.
@@ -34,8 +35,9 @@ void finish_with_greedy_decode(const Engine& e, const Request& r, KVCache& cache
     DecodeOptions opt;
     opt.max_tokens = r.max_new_tokens - 1;
     opt.eos = r.eos;
-    opt.on_token = [&](int32_t, std::span<const float> lg) {
+    opt.on_token = [&](int32_t tok, std::span<const float> lg) {
       if (int(out.logits.size()) < r.keep_logits) out.logits.emplace_back(lg.begin(), lg.end());
+      if (r.on_token) r.on_token(tok);
     };
     // Feed the first token at next_pos, then continue greedily.
     const int32_t row = 0;

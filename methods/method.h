@@ -3,6 +3,7 @@
 // they never touch SQLite, plans or suites (ARCHITECTURE.md layering).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/chat_template.h"
 #include "models/model.h"
 #include "models/param_spec.h"
 
@@ -50,13 +52,22 @@ struct Engine {
 
 struct Request {
   std::vector<int32_t> prompt;  // token ids, BOS included when the workload wants it
-  int max_new_tokens = 16;      // decode length (>= 1)
-  int32_t eos = -1;             // stop token (-1: none)
-  int keep_logits = 0;          // keep the logits of the first n generated positions
+  // The prompt as chat turns, when the workload made it by rendering them with the model's chat
+  // template (a final assistant turn is continued, not closed); empty otherwise. In-process
+  // methods run `prompt`; an endpoint sent to a chat API sends these for the server to render.
+  std::vector<ChatMessage> messages;
+  int max_new_tokens = 16;  // decode length (>= 1)
+  int32_t eos = -1;         // stop token (-1: none)
+  int keep_logits = 0;      // keep the logits of the first n generated positions
   // Teacher forcing (untimed agreement scoring): when non-empty, decode step t feeds
   // forced_tokens[t] instead of the method's own choice, so the logits of every step can be
   // compared with a reference run over the same prefix. Outcome::tokens still holds the argmaxes.
   std::vector<int32_t> forced_tokens;
+  // Streaming (accelbench serve): when set, called with each generated token as it is committed
+  // (the first right after TTFT ends), outside no timed phase of its own. It may throw to cancel
+  // the request (a client that went away); the method lets the exception through. Not called in
+  // teacher forcing.
+  std::function<void(int32_t)> on_token;
 };
 
 struct Outcome {

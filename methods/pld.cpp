@@ -213,6 +213,8 @@ void decode(const Model& m, const Request& r, const PldDrafterConfig& cfg, KVCac
                               rows.begin() + ptrdiff_t((i + 1) * V));
     st.record(draft.size(), n, kept);
     out.tokens.insert(out.tokens.end(), committed.begin(), committed.end());
+    if (r.on_token)
+      for (int32_t t : committed) r.on_token(t);
     pos += int32_t(kept);
 
     t0 = PhaseTimer::Clock::now();
@@ -280,6 +282,7 @@ Outcome PldMethod::run(const Engine& e, const Request& r, const nlohmann::json& 
   timer.lap("first_token");
   out.ttft_s = timer.elapsed();
   if (r.keep_logits > 0) out.logits.push_back(std::move(last));
+  if (r.on_token) r.on_token(out.tokens.back());
 
   const auto t_decode = PhaseTimer::Clock::now();
   Counters st;

@@ -13,6 +13,7 @@
 
 #include "reports/cost_model.h"
 #include "reports/niah_report.h"
+#include "reports/serve_table.h"
 #include "reports/stats.h"
 
 namespace accel::reports {
@@ -563,7 +564,7 @@ Table trials_table(const ResultStore& store, const ReportOptions& opt) {
 const std::vector<std::string>& report_names() {
   static const std::vector<std::string> n = {
       "ttft",   "phases", "ablation", "costmodel", "agreement", "decode", "suite",
-      "parity", "pld",    "niah",     "pareto",    "runs",      "trials"};
+      "parity", "pld",    "niah",     "pareto",    "runs",      "trials", "serve"};
   return n;
 }
 
@@ -581,6 +582,7 @@ Table make_report(const ResultStore& store, const std::string& name, const Repor
   if (name == "pld") return pld_table(store, opt);
   if (name == "pareto") return pareto_table(store, opt);
   if (name == "niah") return niah_table(store, opt);
+  if (name == "serve") return serve_table(store, opt);
   std::string known;
   for (const auto& n : report_names()) known += (known.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown table '" + name + "' (" + known + ")");

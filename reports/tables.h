@@ -109,8 +109,8 @@ Table pareto_table(const results::ResultStore& store, const ReportOptions& opt);
 // DIR/pareto-<target>-<workload>-<context>.svg and returns the paths.
 std::vector<std::string> write_pareto_plots(const results::ResultStore& store,
                                             const ReportOptions& opt, const std::string& dir);
-// The names above plus "costmodel" (cost_model.h) and "niah" (niah_report.h), and dispatch by
-// name.
+// The names above plus "costmodel" (cost_model.h), "niah" (niah_report.h) and "serve"
+// (serve_table.h), and dispatch by name.
 const std::vector<std::string>& report_names();
 Table make_report(const results::ResultStore& store, const std::string& name,
                   const ReportOptions& opt);

@@ -126,6 +126,23 @@ struct TrialRecord {
   bool operator==(const TrialRecord&) const = default;
 };
 
+// Schema v8: one load-sweep point of an endpoint plan (harness/load_runner.h). Its requests are
+// the case's trials (ttft_s; stats.e2e_s, stats.tpot_s, stats.itl_s); the point holds what only
+// the whole point has: the wall time from the first request sent to the last answer ended.
+struct LoadPointRecord {
+  std::string case_key, run_id, method;
+  int64_t context_len = 0;
+  int64_t concurrency = 1;
+  double request_rate = 0;  // Poisson arrivals in requests/s; 0 = all at once
+  int64_t requests = 0;
+  double wall_s = 0;
+  int64_t output_tokens = 0;
+  std::string recorded_at;  // filled by the store when empty
+  double request_throughput() const { return wall_s > 0 ? double(requests) / wall_s : 0; }
+  double output_tok_s() const { return wall_s > 0 ? double(output_tokens) / wall_s : 0; }
+  bool operator==(const LoadPointRecord&) const = default;
+};
+
 // The key that names a case whatever the commit and CPU of its timings: config_key, or case_key
 // for a record that has none (built in memory, or read from an older store).
 inline const std::string& case_identity_key(const TrialRecord& t) {

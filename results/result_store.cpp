@@ -238,7 +238,54 @@ int64_t ResultStore::upsert(sqlite::Statement& st, const TrialRecord& t) {
   return db_->changes();
 }
 
+namespace {
+
+// A point already stored for the case is kept: the first writer wins, as for its trials.
+int64_t insert_load_point(sqlite::Database& db, const LoadPointRecord& p) {
+  auto st = db.prepare(
+      "INSERT OR IGNORE INTO load_points (case_key, run_id, method, context_len, concurrency, "
+      "request_rate, requests, wall_s, output_tokens, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
+      "?, ?)");
+  st.bind_all(p.case_key, p.run_id, p.method, p.context_len, p.concurrency, p.request_rate,
+              p.requests, p.wall_s, p.output_tokens, p.recorded_at)
+      .run();
+  return db.changes();
+}
+
+}  // namespace
+
 int64_t ResultStore::record_case(const std::vector<TrialRecord>& trials) {
+  return record_trials(trials, nullptr);
+}
+
+int64_t ResultStore::record_load_point(LoadPointRecord point,
+                                       const std::vector<TrialRecord>& requests) {
+  if (!requests.empty() && requests.front().case_key != point.case_key)
+    throw std::invalid_argument(db_->label() + ": load point '" + point.case_key +
+                                "' with requests of case '" + requests.front().case_key + "'");
+  if (point.concurrency < 1 || !(point.request_rate >= 0) || !(point.wall_s >= 0))
+    throw std::invalid_argument(db_->label() + ": load point '" + point.case_key +
+                                "': concurrency < 1, negative rate or wall time");
+  if (point.recorded_at.empty()) point.recorded_at = utc_now();
+  return record_trials(requests, &point);
+}
+
+std::vector<LoadPointRecord> ResultStore::load_points() const {
+  std::vector<LoadPointRecord> out;
+  if (table_columns(*db_, "load_points").empty()) return out;
+  auto st = db_->prepare(
+      "SELECT case_key, run_id, method, context_len, concurrency, request_rate, requests, wall_s, "
+      "output_tokens, recorded_at FROM load_points ORDER BY method, context_len, request_rate, "
+      "concurrency");
+  while (st.step())
+    out.push_back({st.get_text(0), st.get_text(1), st.get_text(2), st.get_int(3), st.get_int(4),
+                   st.get_double(5), st.get_int(6), st.get_double(7), st.get_int(8),
+                   st.get_text(9)});
+  return out;
+}
+
+int64_t ResultStore::record_trials(const std::vector<TrialRecord>& trials,
+                                   const LoadPointRecord* point) {
   if (read_only_) throw std::logic_error(db_->label() + ": record_case on a read-only store");
   if (trials.empty()) throw std::invalid_argument(db_->label() + ": record_case with no trials");
   const std::string& key = trials.front().case_key;
@@ -269,6 +316,7 @@ int64_t ResultStore::record_case(const std::vector<TrialRecord>& trials) {
     auto st = db_->prepare(upsert_trial_sql());
     int64_t written = 0;
     for (const auto& t : filled) written += upsert(st, t);
+    if (point) insert_load_point(*db_, *point);
     return written;
   });
 }
@@ -415,6 +463,7 @@ MergeSummary merge(const std::string& out_path, const std::vector<std::string>& 
     TrialFilter all;
     all.include_failed = true;
     const auto trials = src.trials(all);
+    const auto points = src.load_points();
     const MergeSummary s = db.transaction([&] {
       MergeSummary s;  // per attempt, so a retried transaction does not double count
       auto ins_run = db.prepare(insert_sql("runs", run_names, " ON CONFLICT(run_id) DO NOTHING"));
@@ -453,6 +502,7 @@ MergeSummary merge(const std::string& out_path, const std::vector<std::string>& 
           ++s.trials_conflict;
         }
       }
+      for (const auto& p : points) insert_load_point(db, p);
       return s;
     });
     sum.runs_added += s.runs_added;

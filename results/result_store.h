@@ -66,6 +66,11 @@ class ResultStore {
   // Records a failed case (make_failed(base, error)) so the runner can go on. A failure never
   // overwrites a successful trial. Returns rows written (0 or 1).
   int64_t record_failure(const TrialRecord& base, const std::string& error);
+  // Records a load-sweep point and its requests (the trials of point.case_key) in one
+  // transaction, as record_case does; a point already stored for the case is kept (first wins).
+  int64_t record_load_point(LoadPointRecord point, const std::vector<TrialRecord>& requests);
+  // Every stored load point, by case_key; empty for a store older than v8.
+  std::vector<LoadPointRecord> load_points() const;
 
   // The digest cache, so that a large model file is hashed once: a SHA-256 remembered for a file
   // identity (path, size, mtime, inode) is returned only while all four still match. Entries are
@@ -92,6 +97,7 @@ class ResultStore {
   ResultStore(std::unique_ptr<sqlite::Database> db, bool read_only);
   void check_record(const TrialRecord& t, const std::string& case_key) const;
   int64_t upsert(sqlite::Statement& st, const TrialRecord& t);
+  int64_t record_trials(const std::vector<TrialRecord>& trials, const LoadPointRecord* point);
   std::string select_list() const;  // trials columns, defaults for ones an old store lacks
 
   std::unique_ptr<sqlite::Database> db_;

@@ -129,6 +129,24 @@ CREATE INDEX trials_by_config_key ON trials(config_key);
 ALTER TABLE runs ADD COLUMN git_diff_sha256 TEXT NOT NULL DEFAULT '';
 PRAGMA user_version = 7;
 )sql"},
+      // A load-sweep point's requests are trials of its case; the point's own figures (wall time
+      // from the first request sent to the last answer, output tokens) live here, one row per case.
+      {8, "load-sweep points of endpoint plans: concurrency, request rate, wall time, throughput",
+       R"sql(
+CREATE TABLE load_points (
+  case_key      TEXT PRIMARY KEY,
+  run_id        TEXT NOT NULL REFERENCES runs(run_id),
+  method        TEXT NOT NULL,
+  context_len   INTEGER NOT NULL,
+  concurrency   INTEGER NOT NULL,
+  request_rate  REAL NOT NULL,
+  requests      INTEGER NOT NULL,
+  wall_s        REAL NOT NULL,
+  output_tokens INTEGER NOT NULL,
+  recorded_at   TEXT NOT NULL
+);
+PRAGMA user_version = 8;
+)sql"},
   };
   return m;
 }

@@ -9,7 +9,7 @@
 
 namespace accel::results {
 
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
 // PRAGMA application_id of an accelbench store ("ACCB"), so a foreign SQLite file is refused.
 inline constexpr int kApplicationId = 0x41434342;
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Tree hygiene: the committed files speak of the project only. Fails on absolute paths under the
 # directory that holds the checkout (a path that works on one machine only) and on numbered
-# work-period references ("session 12"); dates and commits say when instead. Reads tracked text
-# files only; prints every offending line. Usage: scripts/check_tree.sh
+# work-period references (the word "session" and a number); dates and commits say when instead.
+# Reads tracked text files only; prints every offending line. Usage: scripts/check_tree.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd -P)

@@ -9,7 +9,7 @@ set -euo pipefail
 # for multifieldqa_zh, dureader, vcsum; the tests also compare with jieba itself).
 packages=(g++ cmake ninja-build pkg-config libeigen3-dev nlohmann-json3-dev libcli11-dev libgtest-dev
   libgmock-dev libbenchmark-dev libsqlite3-dev libpcre2-dev libfmt-dev libssl-dev clang-format
-  clang libclang-rt-14-dev libomp-dev zlib1g-dev
+  clang libclang-rt-14-dev libomp-dev zlib1g-dev libcpp-httplib-dev
   python3 python3-fuzzywuzzy python3-levenshtein python3-jieba)
 # Debian's chromium, for the headless browser test of the dashboard and a plot
 # (tests/harness/browser_screenshot_test.cpp): required under CI=true, where that test fails

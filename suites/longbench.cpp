@@ -270,6 +270,7 @@ Sample LongBenchSuite::make_sample(int context_len, int index, uint64_t /*seed*/
   const std::string chat = params.at("chat_format").get<std::string>();
   const bool wrap = chat != "none" && !task.no_chat;
   std::string chat_used = chat;
+  std::vector<ChatMessage> messages;  // the gguf chat form of the prompt
   if (wrap && chat == "llama2") prompt = "[INST]" + prompt + "[/INST]";
   if (wrap && chat == "gguf") {
     if (!ctx.chat_template)
@@ -277,14 +278,15 @@ Sample LongBenchSuite::make_sample(int context_len, int index, uint64_t /*seed*/
           "suite 'longbench': chat_format 'gguf' needs the model's chat "
           "template (" +
           ctx.chat_template_note + ")");
-    const ChatMessage user{"user", prompt};
-    prompt = ctx.chat_template->apply({&user, 1}, true);
+    messages = {{"user", prompt}};
+    prompt = ctx.chat_template->apply(messages, true);
     chat_used += std::string(":") + chat_family_name(ctx.chat_template->family());
   }
 
   Sample s;
   s.id = std::string(task.name) + (e ? "_e/" : "/") + std::to_string(at.record);
   s.prompt = tok.encode(prompt, true, true);
+  s.messages = std::move(messages);
   // A template that writes bos_token itself: keep one BOS, not the tokenizer's second.
   if (s.prompt.size() >= 2 && ctx.bos >= 0 && s.prompt[0] == ctx.bos && s.prompt[1] == ctx.bos)
     s.prompt.erase(s.prompt.begin());

@@ -2,7 +2,9 @@
 // haystack of niah_haystack.h; exact containment scoring.
 #include "suites/niah.h"
 
+#include <span>
 #include <stdexcept>
+#include <vector>
 
 #include "suites/niah_haystack.h"
 #include "suites/python_text.h"
@@ -28,23 +30,28 @@ constexpr std::string_view kTemplate =
 
 const std::string kWho = "suite 'niah'";
 
-// kTemplate's parts as the model's chat: gkamradt's system prompt as the system turn, the context
-// and question (Anthropic_prompt.txt's Human part) as one user turn, and the Assistant part's
-// opening inside the assistant turn. Returned with the same {context} and {retrieval_question}
-// placeholders.
+constexpr const char* kAssistantOpening = "Here is the most relevant sentence in the context:";
+
+// kTemplate's parts as chat turns: gkamradt's system prompt as the system turn, the context and
+// question (Anthropic_prompt.txt's Human part) as one user turn, and the Assistant part's opening
+// as the assistant turn, which the model continues.
+std::vector<ChatMessage> chat_turns(const std::string& context, const std::string& question) {
+  return {{"system",
+           "You are a helpful AI bot that answers questions for a user. Keep your response short "
+           "and direct"},
+          {"user", "<context>\n" + context + "\n</context>\n\n" + question +
+                       " Don't give information outside the document or repeat your findings"},
+          {"assistant", kAssistantOpening}};
+}
+
+// The chat turns rendered with the model's template (the assistant turn left open), with
+// {context} and {retrieval_question} placeholders.
 std::string chat_prompt_template(const SuiteContext& ctx) {
   if (!ctx.chat_template)
     throw std::invalid_argument(kWho + ": model_template 'gguf' needs the model's chat template (" +
                                 ctx.chat_template_note + ")");
-  const ChatMessage msgs[] = {
-      {"system",
-       "You are a helpful AI bot that answers questions for a user. Keep your response short "
-       "and direct"},
-      {"user",
-       "<context>\n{context}\n</context>\n\n{retrieval_question} Don't give information "
-       "outside the document or repeat your findings"}};
-  return ctx.chat_template->apply(msgs, true) +
-         "Here is the most relevant sentence in the context:";
+  const std::vector<ChatMessage> turns = chat_turns("{context}", "{retrieval_question}");
+  return ctx.chat_template->apply(std::span(turns).first(2), true) + kAssistantOpening;
 }
 
 size_t occurrences(std::string_view s, std::string_view what) {
@@ -181,6 +188,14 @@ Sample NiahSuite::make_sample(int context_len, int index, uint64_t seed, const S
   Sample s;
   s.id = "depth" + std::to_string(depth) + "-" + std::to_string(rep);
   s.prompt = h.prompt;
+  if (chat) {
+    // The haystack with its needle, as text, in the turns the prompt renders from; the tail is
+    // tokenized as haystack_prompt tokenizes it, to find where the haystack ends.
+    const size_t tail_tokens = ctx.tokenizer->encode(tail, false, true).size();
+    const std::span<const int32_t> hay = std::span(h.prompt).subspan(
+        h.haystack_begin, h.prompt.size() - h.haystack_begin - tail_tokens);
+    s.messages = chat_turns(ctx.tokenizer->decode(hay), question);
+  }
   s.max_new_tokens = max_new;
   s.reference = nlohmann::json::array({answer});
   s.meta = {{"depth_percent", depth},

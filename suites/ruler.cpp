@@ -20,22 +20,41 @@ namespace {
 
 constexpr const char* kGgufTemplate = "gguf";
 
+// The chat template's rendering of one user turn with the generation prompt, split at the turn's
+// content: what comes before it and after it.
+std::pair<std::string, std::string> user_turn_frame(const ChatTemplate& t) {
+  const ChatMessage user{"user", "\x01"};
+  const std::string rendered = t.apply({&user, 1}, true);
+  const size_t at = rendered.find('\x01');
+  return {rendered.substr(0, at), rendered.substr(at + 1)};
+}
+
 // The model's chat template as a RULER model template: the task as one user turn with the
 // generation prompt, "{task_template}" where the task goes and every other brace doubled, since
 // py_format reads the result as a Python format string.
 std::string gguf_model_template(const ChatTemplate& t) {
-  const ChatMessage user{"user", "\x01"};
-  const std::string rendered = t.apply({&user, 1}, true);
+  const auto [head, tail] = user_turn_frame(t);
   std::string out;
-  for (const char c : rendered) {
-    if (c == '\x01')
-      out += "{task_template}";
-    else if (c == '{' || c == '}')
-      out += std::string(2, c);
-    else
-      out += c;
+  for (const std::string* part : {&head, &tail}) {
+    if (part == &tail) out += "{task_template}";
+    for (const char c : *part) out += c == '{' || c == '}' ? std::string(2, c) : std::string(1, c);
   }
   return out;
+}
+
+// The chat turns a gguf-templated sample's text renders from: the task inside the frame as the
+// user turn, and the answer prefix (after the generation prompt) as the opening of the assistant
+// turn. Empty when `input` is not framed so (the sample then has no chat form).
+std::vector<ChatMessage> chat_turns(const ChatTemplate& t, const RulerRecord& r) {
+  const auto [head, tail] = user_turn_frame(t);
+  const std::string& in = r.input;
+  if (in.size() < head.size() + tail.size() || in.compare(0, head.size(), head) != 0 ||
+      in.compare(in.size() - tail.size(), tail.size(), tail) != 0)
+    return {};
+  std::vector<ChatMessage> turns = {
+      {"user", in.substr(head.size(), in.size() - head.size() - tail.size())}};
+  if (!r.answer_prefix.empty()) turns.push_back({"assistant", r.answer_prefix});
+  return turns;
 }
 
 constexpr int kNumQaFree = 11;  // the tasks before qa_1 in ruler_tasks()
@@ -200,6 +219,7 @@ Sample RulerSuite::make_sample(int context_len, int index, uint64_t seed, const 
   if (n_bos) s.prompt.push_back(ctx.bos);
   const std::vector<int32_t> body = tok.encode(r.input + r.answer_prefix, false, true);
   s.prompt.insert(s.prompt.end(), body.begin(), body.end());
+  if (mt_name.rfind(kGgufTemplate, 0) == 0) s.messages = chat_turns(*ctx.chat_template, r);
   s.max_new_tokens = a.tokens_to_generate;
   if (s.prompt.size() + size_t(s.max_new_tokens) > size_t(context_len))
     throw std::logic_error(who + ": sample exceeds the length budget");

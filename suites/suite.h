@@ -58,6 +58,10 @@ struct SuiteContext {
 struct Sample {
   std::string id;  // unique among the samples of one (context length, seed)
   std::vector<int32_t> prompt;
+  // Set when `prompt` is these turns rendered with the model's chat template (a final assistant
+  // turn is its opening, continued by the model) and tokenized whole: what a server that applies
+  // the template itself is sent instead (Request::messages).
+  std::vector<ChatMessage> messages;
   nlohmann::json reference = nullptr;  // expected answer(s); suite-defined
   nlohmann::json meta = nlohmann::json::object();
   int max_new_tokens = 0;  // 0: the plan's decode_tokens

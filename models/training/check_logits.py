@@ -18,6 +18,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data as D  # noqa: E402
+import data_v2 as D2  # noqa: E402
 from model import Config, LlamaModel  # noqa: E402
 import gguf_export  # noqa: E402
 
@@ -36,8 +37,15 @@ def main():
     model = LlamaModel(Config(**ck["config"]))
     model.load_state_dict(ck["model"])
     model = gguf_export.rounded_copy(model, args.dtype).eval()
-    corpus = D.Corpus()
-    prompt, value = D.eval_niah_sample(777, 1, args.prompt_len, 0.3, corpus)
+    if ck["config"].get("tokenizer", "byte") == "spm-v2":  # v2: prompt_len in v2 tokens
+        corpus = D2.CorpusV2()
+        ptoks, _, value = D2.eval_niah_sample(777, 1, args.prompt_len, 0.3, corpus)
+        prompt = corpus.voc.decode_bytes(ptoks[1:], first=True)
+        expect = ptoks
+    else:
+        corpus = D.Corpus()
+        prompt, value = D.eval_niah_sample(777, 1, args.prompt_len, 0.3, corpus)
+        expect = [D.BOS] + list(prompt)
     with tempfile.TemporaryDirectory() as td:
         pf, lf = os.path.join(td, "p.txt"), os.path.join(td, "l.bin")
         open(pf, "wb").write(prompt)
@@ -47,7 +55,7 @@ def main():
         j = json.loads(out.stdout)
         eng = np.fromfile(lf, dtype="<f4").reshape(-1, ck["config"]["vocab"])
     toks = j["prompt_tokens"] + j["output_tokens"]
-    assert j["prompt_tokens"] == [D.BOS] + list(prompt), "tokenization differs"
+    assert j["prompt_tokens"] == expect, "tokenization differs"
     with torch.no_grad():
         lg = model(torch.tensor([toks[:-1]]))[0].double().numpy()
     n = len(j["output_tokens"])

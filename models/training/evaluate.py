@@ -27,6 +27,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data as D  # noqa: E402
+import data_v2 as D2  # noqa: E402
 
 
 def main():
@@ -43,8 +44,10 @@ def main():
     ap.add_argument("--draft", default="")
     ap.add_argument("--param", action="append", default=[])
     ap.add_argument("--out", default="")
+    ap.add_argument("--vocab", default="byte", choices=["byte", "v2"],
+                    help="v2: a capable-v2 model; lengths and prompts in v2 tokens (data_v2)")
     args = ap.parse_args()
-    corpus = D.Corpus()
+    corpus = D2.CorpusV2() if args.vocab == "v2" else D.Corpus()
     results = {"model": args.model, "method": args.method, "draft": args.draft,
                "params": args.param, "style": args.style, "seed": args.seed, "n": args.n,
                "by_length": {}, "samples": []}
@@ -55,8 +58,15 @@ def main():
             by_depth = {}
             for i in range(args.n):
                 depth = (i + 0.5) / args.n
-                prompt, value = D.eval_niah_sample(args.seed, L * 1000 + i, L - args.max_tokens,
-                                                   depth, corpus, args.style)
+                if args.vocab == "v2":
+                    ptoks, _, value = D2.eval_niah_sample(args.seed, L * 1000 + i,
+                                                          L - args.max_tokens, depth, corpus,
+                                                          args.style)
+                    prompt = corpus.voc.decode_bytes(ptoks[1:], first=True)
+                else:
+                    prompt, value = D.eval_niah_sample(args.seed, L * 1000 + i,
+                                                       L - args.max_tokens, depth, corpus,
+                                                       args.style)
                 pf = os.path.join(td, "p.txt")
                 open(pf, "wb").write(prompt)
                 cmd = [args.engine, "generate", "--model", args.model, "--prompt-file", pf,

@@ -4,6 +4,8 @@ The metadata keys, their types and their order copy what models/synthetic.cpp wr
 synthetic families (llama architecture; byte-level vocabulary: 256 GPT-2 byte pieces + <|bos|> +
 <|eos|>, tokenizer.ggml.model 'gpt2', pre 'gpt-2'), plus an explicit empty tokenizer.ggml.merges
 array (llama.cpp's gpt2 tokenizer requires the key) and accelbench.training.* provenance keys.
+A model whose config says tokenizer 'spm-v2' gets the v2 SentencePiece vocabulary as a llama-SPM
+vocabulary instead (write_spm_vocab).
 Tensors: 2-D weights in F16 (or F32/BF16), norms in F32, named and shaped as the synthetic writer."""
 import struct
 
@@ -91,6 +93,53 @@ class Writer:
         os.replace(tmp, path)
 
 
+# llama.cpp's llama_token_type values
+TT_NORMAL, TT_UNKNOWN, TT_CONTROL, TT_USER_DEFINED, TT_UNUSED, TT_BYTE = 1, 2, 3, 4, 5, 6
+
+
+def spm_vocab(path):
+    """A SentencePiece model as llama-SPM GGUF fields: (tokens, scores, types, bos, eos, unk)."""
+    import sentencepiece as spm
+    sp = spm.SentencePieceProcessor(model_file=path)
+    tokens, scores, types = [], [], []
+    for i in range(sp.get_piece_size()):
+        tokens.append(sp.id_to_piece(i))
+        scores.append(float(sp.get_score(i)))
+        types.append(TT_UNKNOWN if sp.is_unknown(i) else TT_CONTROL if sp.is_control(i) else
+                     TT_BYTE if sp.is_byte(i) else TT_UNUSED if sp.is_unused(i) else TT_NORMAL)
+    if types.count(TT_BYTE) != 256:
+        raise SystemExit(f"{path}: {types.count(TT_BYTE)} byte pieces, not 256 (byte_fallback?)")
+    return tokens, scores, types, sp.bos_id(), sp.eos_id(), sp.unk_id()
+
+
+def write_spm_vocab(w, c):
+    """The v2 vocabulary as llama.cpp's `llama` (SPM) tokenizer reads it: pieces with U+2581 for
+    spaces, BPE scores (merge priority), token types, <0xNN> byte pieces, BOS/EOS/UNK ids, a
+    space prefix before the first text, BOS added and EOS not."""
+    import hashlib
+    import os
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import data_v2
+    if c.tokenizer != "spm-v2":
+        raise SystemExit(f"unknown tokenizer '{c.tokenizer}' in the model config")
+    tokens, scores, types, bos, eos, unk = spm_vocab(data_v2.SPM_PATH)
+    if len(tokens) != c.vocab:
+        raise SystemExit(f"{data_v2.SPM_PATH}: {len(tokens)} pieces, the model has {c.vocab}")
+    w.set("tokenizer.ggml.model", T_STR, "llama")
+    w.set("tokenizer.ggml.tokens", T_ARR, tokens, T_STR)
+    w.set("tokenizer.ggml.scores", T_ARR, scores, T_F32)
+    w.set("tokenizer.ggml.token_type", T_ARR, types, T_I32)
+    w.set("tokenizer.ggml.bos_token_id", T_U32, bos)
+    w.set("tokenizer.ggml.eos_token_id", T_U32, eos)
+    w.set("tokenizer.ggml.unknown_token_id", T_U32, unk)
+    w.set("tokenizer.ggml.add_bos_token", T_BOOL, True)
+    w.set("tokenizer.ggml.add_eos_token", T_BOOL, False)
+    w.set("tokenizer.ggml.add_space_prefix", T_BOOL, True)
+    w.set("accelbench.vocab.spm_sha256", T_STR,
+          hashlib.sha256(open(data_v2.SPM_PATH, "rb").read()).hexdigest())
+
+
 def export(model, path, family, role, seed, dtype="f16", extra=None):
     """Writes model (a LlamaModel) as a llama GGUF. extra: {key: str|int|float} provenance."""
     c = model.c
@@ -113,16 +162,19 @@ def export(model, path, family, role, seed, dtype="f16", extra=None):
     w.set(a + ".attention.layer_norm_rms_epsilon", T_F32, c.norm_eps)
     w.set(a + ".rope.freq_base", T_F32, c.rope_theta)
     w.set(a + ".rope.dimension_count", T_U32, c.head_dim)
-    tokens = gpt2_byte_pieces() + ["<|bos|>", "<|eos|>"]
-    w.set("tokenizer.ggml.model", T_STR, "gpt2")
-    w.set("tokenizer.ggml.pre", T_STR, "gpt-2")
-    w.set("tokenizer.ggml.tokens", T_ARR, tokens, T_STR)
-    w.set("tokenizer.ggml.token_type", T_ARR, [1] * 256 + [3, 3], T_I32)
-    w.set("tokenizer.ggml.merges", T_ARR, [], T_STR)
-    w.set("tokenizer.ggml.bos_token_id", T_U32, 256)
-    w.set("tokenizer.ggml.eos_token_id", T_U32, 257)
-    w.set("tokenizer.ggml.add_bos_token", T_BOOL, True)
-    w.set("tokenizer.ggml.add_eos_token", T_BOOL, False)
+    if getattr(c, "tokenizer", "byte") == "byte":
+        tokens = gpt2_byte_pieces() + ["<|bos|>", "<|eos|>"]
+        w.set("tokenizer.ggml.model", T_STR, "gpt2")
+        w.set("tokenizer.ggml.pre", T_STR, "gpt-2")
+        w.set("tokenizer.ggml.tokens", T_ARR, tokens, T_STR)
+        w.set("tokenizer.ggml.token_type", T_ARR, [1] * 256 + [3, 3], T_I32)
+        w.set("tokenizer.ggml.merges", T_ARR, [], T_STR)
+        w.set("tokenizer.ggml.bos_token_id", T_U32, 256)
+        w.set("tokenizer.ggml.eos_token_id", T_U32, 257)
+        w.set("tokenizer.ggml.add_bos_token", T_BOOL, True)
+        w.set("tokenizer.ggml.add_eos_token", T_BOOL, False)
+    else:
+        write_spm_vocab(w, c)
     for k, v in (extra or {}).items():
         if isinstance(v, str):
             w.set(k, T_STR, v)

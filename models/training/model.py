@@ -1,13 +1,14 @@
-"""A llama-architecture byte-level model in torch, laid out exactly as this engine (and llama.cpp's
+"""A llama-architecture model (byte-level or the v2 SentencePiece vocabulary) in torch, laid out exactly as this engine (and llama.cpp's
 `llama` architecture) computes it: pre-norm RMSNorm (eps 1e-5), no biases, SwiGLU FFN, untied output,
-RoPE over interleaved pairs (2i, 2i+1) with theta 10000 (llama.cpp's normal llama RoPE), so the
-weights go into GGUF without any q/k permutation."""
+RoPE over interleaved pairs (2i, 2i+1) with theta Config.rope_theta (10000 for the first family;
+llama.cpp's normal llama RoPE), so the weights go into GGUF without any q/k permutation."""
 import math
 from dataclasses import dataclass, asdict
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+import torch.utils.checkpoint
 
 
 @dataclass
@@ -21,6 +22,9 @@ class Config:
     rope_theta: float = 10000.0
     norm_eps: float = 1e-5
     n_ctx: int = 4096
+    # "byte" (the first family: 256 bytes + BOS + EOS) or "spm-v2" (data_v2.SPM_PATH, the v2
+    # SentencePiece vocabulary); gguf_export writes the matching tokenizer metadata
+    tokenizer: str = "byte"
 
     @property
     def head_dim(self):
@@ -120,6 +124,7 @@ class LlamaModel(nn.Module):
         self.norm = RMSNorm(c.d_model, c.norm_eps)
         self.out = nn.Linear(c.d_model, c.vocab, bias=False)
         self._rope = {}
+        self.recompute_from_len = 0  # train.py: recompute blocks in backward at T >= this (0: never)
         s, s_res = 0.02, 0.02 / math.sqrt(2 * c.n_layer)
         for n, p in self.named_parameters():
             if p.dim() == 2:
@@ -134,8 +139,13 @@ class LlamaModel(nn.Module):
         B, T = idx.shape
         cos, sin = self.rope(T)
         x = self.tok_emb(idx)
+        recompute = (self.training and torch.is_grad_enabled() and self.recompute_from_len
+                     and T >= self.recompute_from_len)
         for b in self.blocks:
-            x = b(x, cos, sin)
+            if recompute:  # activation checkpointing: same gradients, one block's memory
+                x = torch.utils.checkpoint.checkpoint(b, x, cos, sin, use_reentrant=False)
+            else:
+                x = b(x, cos, sin)
         return self.out(self.norm(x))
 
     def n_params(self):

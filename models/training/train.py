@@ -24,6 +24,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data as D  # noqa: E402
+import data_v2 as D2  # noqa: E402
 import model as model_mod  # noqa: E402
 from model import Config, LlamaModel  # noqa: E402
 import gguf_export  # noqa: E402
@@ -33,7 +34,17 @@ PRESETS = {
     "draft": dict(d_model=128, n_layer=2, n_head=2, n_kv_head=2, d_ff=352),
     "draft-l": dict(d_model=256, n_layer=2, n_head=4, n_kv_head=4, d_ff=704),
     "draft-xs": dict(d_model=64, n_layer=2, n_head=1, n_kv_head=1, d_ff=176),
+    # capable-v2 (data_v2, the 4096-piece SentencePiece vocabulary, trained to 8192 tokens with
+    # RoPE base 100000): see README.md "capable-v2" for the sizes and the RoPE choice
+    "target-v2": dict(d_model=256, n_layer=6, n_head=4, n_kv_head=4, d_ff=704,
+                      rope_theta=100000.0, tokenizer="spm-v2"),
+    "draft-v2": dict(d_model=192, n_layer=3, n_head=3, n_kv_head=3, d_ff=512,
+                     rope_theta=100000.0, tokenizer="spm-v2"),
 }
+
+
+def is_v2(preset):
+    return PRESETS[preset].get("tokenizer") == "spm-v2"
 
 
 def bf16_ok():
@@ -75,12 +86,9 @@ def forward_loss(model, x, y, m, autocast):
     return logits, ce
 
 
-@torch.no_grad()
-def evaluate(model, corpus, seed, autocast, lengths=(1024, 2048, 4096), n=12, styles=("ruler",),
-             bpb_len=2048):
-    """Held-out single-needle NIAH (teacher-forced exact match of ' ' + 7 digits, which equals greedy
-    exact match of those tokens) and held-out bits per byte."""
-    model.eval()
+def needle_accuracy(model, autocast, lengths, styles, n, sample):
+    """Teacher-forced exact match of the answer tokens (equal to greedy exact match of them) on n
+    held-out samples per (style, length); sample(style, T, i, depth) -> (tokens, answer length)."""
     res = {}
     for style in styles:
         for T in lengths:
@@ -88,29 +96,66 @@ def evaluate(model, corpus, seed, autocast, lengths=(1024, 2048, 4096), n=12, st
                 continue
             ok = 0
             for i in range(n):
-                depth = (i + 0.5) / n
-                prompt, value = D.eval_niah_sample(seed, 100000 * T + i, T, depth, corpus, style)
-                ans = (" " + value).encode()
-                toks = [D.BOS] + list(prompt) + list(ans)
-                x = torch.tensor([toks[:-1]])
+                toks, n_ans = sample(style, T, i, (i + 0.5) / n)
                 with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
-                    logits = model(x)
-                pred = logits[0, -len(ans):].argmax(-1).tolist()
-                ok += pred == list(ans)
+                    logits = model(torch.tensor([toks[:-1]]))
+                ok += logits[0, -n_ans:].argmax(-1).tolist() == toks[-n_ans:]
             res[f"{style}_{T}"] = ok / n
-    # bits per byte over 8 held-out chunks of bpb_len bytes (fixed offsets)
-    tot, cnt = 0.0, 0
-    L = min(bpb_len, model.c.n_ctx)
-    for j in range(8):
-        off = j * (len(corpus.heldout) - L - 1) // 8
-        toks = [D.BOS] + list(corpus.heldout[off:off + L])
+    return res
+
+
+def bits_per_byte(model, autocast, chunks):
+    """Held-out bits per byte: summed cross-entropy over chunks [(tokens with BOS, bytes)]."""
+    tot, nbytes = 0.0, 0
+    for toks, n_bytes in chunks:
         x, y = torch.tensor([toks[:-1]]), torch.tensor([toks[1:]])
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
             logits = model(x)
-        ce = F.cross_entropy(logits.float()[0], y[0], reduction="sum")
-        tot += ce.item()
-        cnt += y.numel()
-    res["heldout_bpb"] = tot / cnt / math.log(2)
+        tot += F.cross_entropy(logits.float()[0], y[0], reduction="sum").item()
+        nbytes += n_bytes
+    return tot / nbytes / math.log(2)
+
+
+@torch.no_grad()
+def evaluate_v2(model, corpus, seed, autocast, lengths=(1024, 2048, 4096, 8192), n=12,
+                styles=("ruler",), bpb_len=2048):
+    """evaluate() for the v2 vocabulary: lengths in v2 tokens, the answer ' ' + 7 digits in v2
+    tokens, and held-out bits per byte as the summed cross-entropy of 8 held-out chunks of bpb_len
+    tokens over their bytes (comparable with the byte-level family's figure)."""
+    model.eval()
+
+    def sample(style, T, i, depth):
+        prompt, ans, _ = D2.eval_niah_sample(seed, 100000 * T + i, T, depth, corpus, style)
+        return prompt + ans, len(ans)
+
+    res = needle_accuracy(model, autocast, lengths, styles, n, sample)
+    held, L = corpus.toks["heldout"], min(bpb_len, model.c.n_ctx)
+    offs = [j * (len(held) - L - 1) // 8 for j in range(8)]
+    res["heldout_bpb"] = bits_per_byte(model, autocast, [
+        ([corpus.voc.bos] + held[o:o + L], len(corpus.voc.decode_bytes(held[o:o + L])))
+        for o in offs])
+    model.train()
+    return res
+
+
+@torch.no_grad()
+def evaluate(model, corpus, seed, autocast, lengths=(1024, 2048, 4096), n=12, styles=("ruler",),
+             bpb_len=2048):
+    """Held-out single-needle NIAH (teacher-forced exact match of ' ' + 7 digits, which equals greedy
+    exact match of those tokens) and held-out bits per byte."""
+    model.eval()
+
+    def sample(style, T, i, depth):
+        prompt, value = D.eval_niah_sample(seed, 100000 * T + i, T, depth, corpus, style)
+        ans = (" " + value).encode()
+        return [D.BOS] + list(prompt) + list(ans), len(ans)
+
+    res = needle_accuracy(model, autocast, lengths, styles, n, sample)
+    # bits per byte over 8 held-out chunks of bpb_len bytes (fixed offsets)
+    L = min(bpb_len, model.c.n_ctx)
+    offs = [j * (len(corpus.heldout) - L - 1) // 8 for j in range(8)]
+    res["heldout_bpb"] = bits_per_byte(model, autocast, [
+        ([D.BOS] + list(corpus.heldout[o:o + L]), L) for o in offs])
     model.train()
     return res
 
@@ -191,7 +236,14 @@ def main():
     ap.add_argument("--init-from", default="", help="checkpoint to take embeddings/first blocks from")
     ap.add_argument("--family", default="capable")
     ap.add_argument("--fp32", action="store_true", help="no bf16 autocast")
+    ap.add_argument("--recompute-from-len", type=int, default=4096,
+                    help="v2 presets: at sequence lengths >= this, blocks are recomputed in the "
+                         "backward pass instead of keeping their activations (an 8K attention "
+                         "layer keeps ~1 GB otherwise); the gradients are the same")
     args = ap.parse_args()
+    fam_v2 = is_v2(args.preset)
+    if fam_v2 and args.family == "capable":
+        args.family = "capable-v2"
 
     torch.set_num_threads(args.threads)
     autocast = (not args.fp32) and bf16_ok()
@@ -199,8 +251,12 @@ def main():
     ckpt_path = os.path.join(args.ckpt_dir, "ckpt.pt")
     logf = open(os.path.join(args.ckpt_dir, "log.jsonl"), "a")
     stages = [int(s) for s in args.stages.split(",")]
-    cfg = Config(**PRESETS[args.preset], n_ctx=max(4096, stages[-1]))
-    corpus = D.Corpus()
+    if fam_v2:
+        corpus = D2.CorpusV2()
+        cfg = Config(**PRESETS[args.preset], vocab=corpus.voc.size, n_ctx=max(4096, stages[-1]))
+    else:
+        corpus = D.Corpus()
+        cfg = Config(**PRESETS[args.preset], n_ctx=max(4096, stages[-1]))
 
     torch.manual_seed(args.seed)
     model = LlamaModel(cfg)
@@ -230,7 +286,9 @@ def main():
             log(logf, {"event": "init_from", "path": args.init_from, "tensors": len(taken)})
         log(logf, {"event": "start", "args": vars(args), "config": cfg.to_dict(),
                    "params": model.n_params(), "bf16_autocast": autocast,
-                   "torch": torch.__version__, "essays_sha256": corpus.sha256,
+                   "torch": torch.__version__,
+                   "essays_sha256": corpus.base.sha256 if fam_v2 else corpus.sha256,
+                   "vocab_sha256": corpus.voc.sha256 if fam_v2 else None,
                    "machine": machine()})
     window = collections.deque(st["window"], maxlen=args.gate_window)
 
@@ -253,20 +311,23 @@ def main():
 
     def do_eval(tag):
         t0 = time.time()
-        r = evaluate(model, corpus, 12345, autocast, n=args.eval_n, styles=("ruler",))
-        r.update({k.replace("ruler", "train"): v for k, v in evaluate(
+        ev = evaluate_v2 if fam_v2 else evaluate
+        r = ev(model, corpus, 12345, autocast, n=args.eval_n, styles=("ruler",))
+        r.update({k.replace("ruler", "train"): v for k, v in ev(
             model, corpus, 12345, autocast, lengths=(2048,), n=args.eval_n,
             styles=("train",)).items() if k.startswith("train")})
         r.update({"event": "eval", "tag": tag, "step": st["step"], "stage": st["stage"],
                   "eval_seconds": round(time.time() - t0, 1)})
         log(logf, r)
         st["history"].append(r)
-        score = sum(r.get(f"ruler_{T}", 0) for T in (1024, 2048, 4096)) / 3
+        score_lens = (1024, 2048, 4096, 8192) if fam_v2 else (1024, 2048, 4096)
+        score = sum(r.get(f"ruler_{T}", 0) for T in score_lens) / len(score_lens)
         if args.export and score >= st["best"]:
             st["best"] = score
             extra = {"accelbench.training.step": st["step"],
                      "accelbench.training.tokens": st["tokens"],
-                     "accelbench.training.essays_sha256": corpus.sha256,
+                     "accelbench.training.essays_sha256":
+                         corpus.base.sha256 if fam_v2 else corpus.sha256,
                      "accelbench.training.heldout_bytes": f"[0, {D.HELDOUT_END})"}
             gguf_export.export(model, args.export, args.family, args.preset, args.seed,
                                args.export_dtype, extra)
@@ -336,10 +397,20 @@ def main():
         T = max(128, T // 64 * 64)
         B = max(1, args.tokens_per_step // T)
         xs, ms, tasks = [], [], []
-        v2 = 0 <= args.mix_v2_from_step <= step
+        # per-sample answer averaging: the v2 family always, the first from --mix-v2-from-step
+        v2 = fam_v2 or 0 <= args.mix_v2_from_step <= step
         model_mod.SOFTMAX_FP32 = step >= args.bf16_softmax_until_step
         D.NEEDLE_DEPTH_POW = args.long_range_depth_pow if long_range else 1.0
+        model.recompute_from_len = args.recompute_from_len if fam_v2 else 0
         for i in range(B):
+            if fam_v2:  # one task mix throughout (the first family's mix flags do not apply)
+                toks, mask, task = D2.make_sample(
+                    args.seed, step * 1000 + i, T, corpus,
+                    mix=D2.TASKS_V2_WARM if step < args.induction_warmup_steps else D2.TASKS_V2)
+                xs.append(toks)
+                ms.append(mask)
+                tasks.append(task)
+                continue
             toks, mask, task = D.make_sample(args.seed, step * 1000 + i, T, corpus,
                                              mix=(D.TASKS_WARM if step < args.induction_warmup_steps
                                                   else D.TASKS_V4 if 0 <= args.mix_v4_from_step <= step

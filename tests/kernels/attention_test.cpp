@@ -113,7 +113,9 @@ double error_bound(const Data& d) {
   return max_v * (2 * eps_p + (double(max_vis) + 2 * blocks + 2) * kU);
 }
 
-::testing::AssertionResult matches_reference(const Data& d, const std::vector<float>& out) {
+// out against the double reference within `bound` (absolute), row by row.
+::testing::AssertionResult matches_within(const Data& d, const std::vector<float>& out,
+                                          double bound) {
   std::vector<double> want(out.size(), 0.0);
   accel::attention_reference(d.s, d.q.data(), d.ldq, d.q_pos.data(), d.n_q, d.k.data(), d.v.data(),
                              d.ldkv, d.kv_pos.data(), d.n_kv, want.data(), d.ldo);
@@ -125,7 +127,11 @@ double error_bound(const Data& d) {
     got.insert(got.end(), out.begin() + i * d.ldo, out.begin() + i * d.ldo + w);
     ref.insert(ref.end(), want.begin() + i * d.ldo, want.begin() + i * d.ldo + w);
   }
-  return near_all(got, ref, error_bound(d), 0.0);
+  return near_all(got, ref, bound, 0.0);
+}
+
+::testing::AssertionResult matches_reference(const Data& d, const std::vector<float>& out) {
+  return matches_within(d, out, error_bound(d));
 }
 
 struct Case {
@@ -352,17 +358,7 @@ double option_bound(const Data& d) {
 }
 
 ::testing::AssertionResult matches(const Data& d, const std::vector<float>& out) {
-  std::vector<double> want(out.size(), 0.0);
-  accel::attention_reference(d.s, d.q.data(), d.ldq, d.q_pos.data(), d.n_q, d.k.data(), d.v.data(),
-                             d.ldkv, d.kv_pos.data(), d.n_kv, want.data(), d.ldo);
-  const size_t w = size_t(d.s.n_heads) * d.s.head_dim;
-  std::vector<float> got;
-  std::vector<double> ref;
-  for (size_t i = 0; i < d.n_q; ++i) {
-    got.insert(got.end(), out.begin() + i * d.ldo, out.begin() + i * d.ldo + w);
-    ref.insert(ref.end(), want.begin() + i * d.ldo, want.begin() + i * d.ldo + w);
-  }
-  return near_all(got, ref, option_bound(d), 0.0);
+  return matches_within(d, out, option_bound(d));
 }
 
 struct OptCase {

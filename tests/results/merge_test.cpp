@@ -121,5 +121,33 @@ TEST(Merge, ReadsOlderSchemaInputs) {
   EXPECT_EQ(s.trials()[0].ttft_s, 0.25);
 }
 
+
+// Load-sweep points travel with their requests; merging the same input twice adds nothing.
+TEST(Merge, LoadPointsAreMergedOnce) {
+  test::TempDir dir;
+  const std::string a = dir.file("a.sqlite"), out = dir.file("out.sqlite");
+  {
+    auto s = ResultStore::open(a);
+    const std::string run = s.begin_run(test::full_run());
+    TrialRecord t = test::full_trial(run, "point-1", 0);
+    LoadPointRecord p;
+    p.case_key = "point-1";
+    p.run_id = run;
+    p.method = "plain";
+    p.concurrency = 4;
+    p.requests = 1;
+    p.wall_s = 0.5;
+    p.output_tokens = 64;
+    s.record_load_point(p, {t});
+  }
+  merge(out, {a});
+  merge(out, {a});
+  const auto s = ResultStore::open_readonly(out);
+  ASSERT_EQ(s.load_points().size(), 1u);
+  EXPECT_EQ(s.load_points()[0].concurrency, 4);
+  EXPECT_EQ(s.load_points()[0].output_tok_s(), 128);
+  EXPECT_EQ(s.trials().size(), 1u);
+}
+
 }  // namespace
 }  // namespace accel::results

@@ -146,8 +146,14 @@ TEST_F(LongBench, GgufChatWrapsInTheModelsTemplateExceptTheCompletionStyleTasks)
   const std::string end = "<|im_end|>\n<|im_start|>assistant\n";
   EXPECT_EQ(q.substr(q.size() - end.size()), end);
   EXPECT_EQ(qs.meta.at("chat_format"), "gguf:chatml");
-  const std::string t = text(suite.make_sample(4096, 2, 0, c, p));
+  // Its chat form (what an endpoint with api "chat" sends) is the one user turn it renders from.
+  ASSERT_EQ(qs.messages.size(), 1u);
+  EXPECT_EQ(qs.messages[0].role, "user");
+  EXPECT_EQ(chatml.apply(qs.messages, true), q);
+  const Sample ts = suite.make_sample(4096, 2, 0, c, p);
+  const std::string t = text(ts);
   EXPECT_EQ(t.substr(0, 27), "Please determine the type o");
+  EXPECT_TRUE(ts.messages.empty());  // a completion-style task is not a chat turn
   c.chat_template = nullptr;
   c.chat_template_note = "m.gguf has no tokenizer.chat_template";
   try {

@@ -349,6 +349,20 @@ TEST_F(Niah, GgufTemplatePutsKamradtsPromptInTheModelsChatTurns) {
   EXPECT_NE(t.find("eat a sandwich and sit in Dolores Park"), std::string::npos);
   EXPECT_EQ(sm.meta.at("model_template"), "gguf:chatml");
   EXPECT_FALSE(s.make_sample(1024, 5, 0, ctx, params()).meta.contains("model_template"));
+  // Its chat turns (what an endpoint with api "chat" sends): system, user (the haystack with the
+  // needle and the question), and the assistant's opening to continue; rendered that way and
+  // tokenized whole they give the prompt (byte-level pieces: tokenizing in parts changes nothing).
+  ASSERT_EQ(sm.messages.size(), 3u);
+  EXPECT_EQ(sm.messages[2].role, "assistant");
+  EXPECT_EQ(sm.messages[2].content, "Here is the most relevant sentence in the context:");
+  const std::string rendered =
+      chatml.apply(std::span(sm.messages).first(2), true) + sm.messages[2].content;
+  EXPECT_EQ(rendered, t);
+  std::vector<int32_t> ids = {256};
+  const std::vector<int32_t> body = tok->encode(rendered, false, true);
+  ids.insert(ids.end(), body.begin(), body.end());
+  EXPECT_EQ(ids, sm.prompt);
+  EXPECT_TRUE(s.make_sample(1024, 5, 0, ctx, params()).messages.empty());
 
   c.chat_template = nullptr;
   c.chat_template_note = "m.gguf has no tokenizer.chat_template";

@@ -155,6 +155,14 @@ TEST_F(RulerSuiteTest, GgufTemplateWrapsTheTaskInTheModelsChatTurnWithTheAnswerP
   EXPECT_EQ(text.substr(text.size() - tail.size()), tail);
   EXPECT_EQ(chat.meta.at("model_template"), "gguf:chatml");
   EXPECT_LE(chat.prompt.size() + size_t(chat.max_new_tokens), 2048u);
+  // Its chat turns (what an endpoint with api "chat" sends): the task as the user turn and the
+  // answer prefix as the assistant turn to continue; rendered that way they give the same text.
+  ASSERT_EQ(chat.messages.size(), 2u);
+  EXPECT_EQ(chat.messages[0].role, "user");
+  EXPECT_EQ(chat.messages[1].role, "assistant");
+  EXPECT_EQ(chat.messages[1].content, prefix);
+  EXPECT_EQ(chatml.apply(std::span(chat.messages).first(1), true) + prefix, text);
+  EXPECT_TRUE(s.make_sample(2048, 0, 3, ctx, params({{"task", "vt"}})).messages.empty());
 
   c.chat_template = nullptr;
   c.chat_template_note = "m.gguf has no tokenizer.chat_template";
