@@ -212,6 +212,11 @@ struct InvarianceCase {
   int H, KVH, D;
   size_t n_kv, q0, n_q;
 };
+// GoogleTest would otherwise print the struct's bytes, padding included (uninitialised memory).
+void PrintTo(const InvarianceCase& c, std::ostream* os) {
+  *os << "H" << c.H << " KVH" << c.KVH << " D" << c.D << " n_kv" << c.n_kv << " q0" << c.q0
+      << " n_q" << c.n_q;
+}
 
 class AttentionInvariance : public ::testing::TestWithParam<InvarianceCase> {};
 

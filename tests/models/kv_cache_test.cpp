@@ -20,6 +20,10 @@ struct CacheCase {
   const char* family;
   KVDType kv;
 };
+// GoogleTest would otherwise print the struct's bytes, padding included (uninitialised memory).
+void PrintTo(const CacheCase& c, std::ostream* os) {
+  *os << c.family << " " << kv_dtype_name(c.kv);
+}
 
 class CacheTypes : public ::testing::TestWithParam<CacheCase> {
  protected:

@@ -11,6 +11,7 @@
 #include "models/gguf.h"
 #include "models/model.h"
 #include "models/synthetic.h"
+#include "tests/support/prefill_logits.h"
 #include "tests/support/reference_forward.h"
 #include "tests/support/test_support.h"
 
@@ -19,12 +20,7 @@ namespace {
 
 using test::seeded_tokens;
 
-std::vector<float> all_logits(const Model& m, const std::vector<int32_t>& toks, size_t chunk) {
-  KVCache cache = m.make_cache();
-  std::vector<float> out;
-  prefill(m, toks, iota_positions(0, toks.size()), cache, chunk, &out);
-  return out;
-}
+using test::all_logits;
 
 // The tiny-qwen35 pair (f32, seed 11) made and loaded once for the tests that only read it.
 class Qwen35 : public ::testing::Test {

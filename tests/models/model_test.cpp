@@ -12,6 +12,7 @@
 #include "models/generation.h"
 #include "models/model.h"
 #include "models/synthetic.h"
+#include "tests/support/prefill_logits.h"
 #include "tests/support/reference_forward.h"
 #include "tests/support/test_support.h"
 
@@ -20,12 +21,7 @@ namespace {
 
 using test::seeded_tokens;
 
-std::vector<float> all_logits(const Model& m, const std::vector<int32_t>& toks, size_t chunk) {
-  KVCache cache = m.make_cache();
-  std::vector<float> out;
-  prefill(m, toks, iota_positions(0, toks.size()), cache, chunk, &out);
-  return out;
-}
+using test::all_logits;
 
 struct FamilyCase {
   const char* family;

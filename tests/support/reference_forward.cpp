@@ -289,9 +289,9 @@ std::vector<std::vector<double>> hybrid_layers(const GgufFile& f, const ModelCon
         for (size_t h = 0; h < H; ++h) q[t] = rmsnorm(q[t], qn, c.rms_eps, h * hd, hd);
         for (size_t h = 0; h < HKV; ++h) k[t] = rmsnorm(k[t], kn, c.rms_eps, h * hd, hd);
         for (size_t h = 0; h < H; ++h)
-          rope_head(&q[t][h * hd], c, positions[t], c.rope.freq_base, 1);
+          rope_head(&q[t][h * hd], c, positions[t], c.rope.freq_base, 1, c.rope.n_rot, {});
         for (size_t h = 0; h < HKV; ++h)
-          rope_head(&k[t][h * hd], c, positions[t], c.rope.freq_base, 1);
+          rope_head(&k[t][h * hd], c, positions[t], c.rope.freq_base, 1, c.rope.n_rot, {});
       }
       const double scale = 1.0 / std::sqrt(double(hd));
       for (size_t t = 0; t < T; ++t) {
