@@ -223,12 +223,28 @@ float gelu_tanh_fp16(float x) {
   return fp16_to_f32(f32_to_fp16(g));
 }
 
+// The 65,536 entries, one per fp16 bit pattern, computed once (as ggml's table): a lookup instead
+// of a tanh per activation, the same floats by construction.
+const std::vector<float>& gelu_table() {
+  static const std::vector<float> table = [] {
+    std::vector<float> t(65536);
+    for (uint32_t h = 0; h < 65536; ++h) t[h] = gelu_tanh_fp16(fp16_to_f32(uint16_t(h)));
+    return t;
+  }();
+  return table;
+}
+
 }  // namespace
 
+float gelu_tanh_table_entry(float x) {
+  return gelu_tanh_fp16(x);
+}
+
 void geglu_tanh(const float* gate, const float* up, float* out, size_t n) {
+  const float* table = gelu_table().data();
   for (size_t i = 0; i < n; ++i) {
     const float x = gate[i];
-    const float g = x <= -10.f ? 0.f : x >= 10.f ? x : gelu_tanh_fp16(x);
+    const float g = x <= -10.f ? 0.f : x >= 10.f ? x : table[f32_to_fp16(x)];
     out[i] = g * up[i];
   }
 }

@@ -81,6 +81,9 @@ void swiglu_oai(const float* gate, const float* up, float* out, size_t n, float 
 // last bit of the gate (a gate one float ulp away can land in the next fp16 step), which is why
 // gemma3 agrees with llama.cpp to ~1e-4, not ~1e-6. out may alias gate or up.
 void geglu_tanh(const float* gate, const float* up, float* out, size_t n);
+// One table entry computed directly (x rounded to fp16, the formula, the result rounded to fp16),
+// for the test that the table geglu_tanh reads holds exactly these values.
+float gelu_tanh_table_entry(float x);
 
 // y[i] += x[i].
 void add_inplace(float* y, const float* x, size_t n);

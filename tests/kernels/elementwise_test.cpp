@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "kernels/elementwise.h"
+#include "kernels/fp16.h"
 #include "tests/support/test_support.h"
 
 namespace {
@@ -323,6 +325,26 @@ TEST(Elementwise, GegluTanhIsGgmlsFp16Table) {
   float o;
   accel::geglu_tanh(&x, &two, &o, 1);
   EXPECT_EQ(o, 2 * -0x1.74cp-5f);
+}
+
+// geglu_tanh reads a precomputed table: for every fp16 value inside (-10, 10), and for random
+// floats between them, the output is bit for bit the entry computed directly.
+TEST(Elementwise, GegluTanhTableEqualsTheDirectEntryForEveryHalf) {
+  std::vector<float> xs;
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float x = accel::fp16_to_f32(uint16_t(h));
+    if (std::isfinite(x) && x > -10.f && x < 10.f) xs.push_back(x);
+  }
+  const std::vector<float> r = accel::test::random_normal(10000, 43, 3.f);
+  xs.insert(xs.end(), r.begin(), r.end());
+  std::vector<float> ones(xs.size(), 1.f), out(xs.size());
+  accel::geglu_tanh(xs.data(), ones.data(), out.data(), xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const float want = xs[i] <= -10.f  ? 0.f
+                       : xs[i] >= 10.f ? xs[i]
+                                       : accel::gelu_tanh_table_entry(xs[i]);
+    ASSERT_EQ(std::memcmp(&out[i], &want, 4), 0) << "gate " << xs[i];
+  }
 }
 
 }  // namespace
