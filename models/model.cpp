@@ -1,6 +1,8 @@
-// Model loading (tensor names, shapes and types checked against the config) and the forward pass.
-// Every op is row-wise or a batch-invariant kernel, so a token's logits do not depend on how the
-// sequence was chunked (ARCHITECTURE.md invariant 1).
+// Model loading (tensor names, shapes and types checked against the config) and the forward pass of
+// the attention architectures; the qwen35 hybrid layers are in model_hybrid.cpp and the sliding
+// architectures' layer loaders in model_sliding_layers.cpp. Every op is row-wise or a
+// batch-invariant kernel, so a token's logits do not depend on how the sequence was chunked
+// (ARCHITECTURE.md invariant 1).
 #include "models/model.h"
 
 #include <algorithm>
@@ -9,92 +11,21 @@
 #include <cstring>
 
 #include "kernels/attention.h"
-#include "kernels/causal_conv1d.h"
 #include "kernels/elementwise.h"
-#include "kernels/gated_delta_rule.h"
-#include "kernels/gated_norm.h"
 #include "kernels/quant.h"
 #include "kernels/threading.h"
+#include "models/model_loading.h"
 #include "models/rope_ggml.h"
 
 namespace accel {
+
+using namespace model_loading;
 
 namespace {
 
 // swiglu's serial time per element in parallel_for's flop-like units: 2.56 ns of CPU time
 // (tests/bench/bench_threads_under_load BM_SerialCost kernel 2) over GEMM's 0.0080 ns per flop.
 constexpr double kSwigluWorkPerElement = 320;
-
-using Clock = std::chrono::steady_clock;
-
-// Times a GEMM into the profile when one is attached.
-void timed_gemm(ForwardProfile* prof, const float* X, size_t M, size_t ldx, const PackedWeight& W,
-                float* Y, size_t ldy, const float* bias = nullptr) {
-  if (!prof) return gemm(X, M, ldx, W, Y, ldy, bias);
-  const auto t0 = Clock::now();
-  gemm(X, M, ldx, W, Y, ldy, bias);
-  prof->gemm_s += std::chrono::duration<double>(Clock::now() - t0).count();
-  prof->gemm_flops += 2.0 * double(M) * double(W.rows()) * double(W.cols());
-}
-
-std::string dims_str(const std::vector<uint64_t>& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
-  return s + "]";
-}
-
-// Looks up a tensor and checks its dims (ggml order); throws naming file and tensor.
-const GgufTensorInfo& expect(const GgufFile& f, const std::string& name,
-                             const std::vector<uint64_t>& dims) {
-  const GgufTensorInfo* t = f.find_tensor(name);
-  if (!t) throw GgufError("[model] " + f.path() + ": tensor '" + name + "' is missing");
-  if (t->dims != dims)
-    throw GgufError("[model] " + f.path() + ": tensor '" + name + "' has shape " +
-                    dims_str(t->dims) + ", expected " + dims_str(dims));
-  return *t;
-}
-
-std::vector<float> load_vector(const GgufFile& f, const std::string& name, uint64_t n) {
-  const GgufTensorInfo& t = expect(f, name, {n});
-  std::vector<float> v(n);
-  dequantize_row(t.type, f.tensor_data(t), v.data(), n);
-  return v;
-}
-
-// Packs the row-concatenation of several [rows_i x cols] matrices into one weight, so that one
-// GEMM computes e.g. Q, K and V. Mixed types (Q4_K_M's q4_K Q and K with a q6_K V) stay in their
-// own types (PackedWeight::pack_mixed): same values and bytes as the file's.
-PackedWeight pack_rows(const GgufFile& f, const std::vector<const GgufTensorInfo*>& parts,
-                       size_t cols) {
-  bool same = true;
-  size_t rows = 0;
-  for (auto* p : parts) {
-    same = same && p->type == parts[0]->type;
-    rows += p->dims[1];
-  }
-  // Each part's file pages are dropped once packed (see GgufFile::release_resident_pages), so
-  // loading holds the packed model plus at most one matrix's pages, not two copies of the model.
-  auto release = [&] {
-    for (auto* p : parts) f.release_resident_pages(*p);
-  };
-  if (parts.size() == 1) {
-    PackedWeight w = PackedWeight::pack(parts[0]->type, f.tensor_data(*parts[0]), rows, cols);
-    release();
-    return w;
-  }
-  if (same) {
-    std::vector<PackedWeight::RowSource> src;
-    for (auto* p : parts) src.push_back({f.tensor_data(*p), size_t(p->dims[1])});
-    PackedWeight w = PackedWeight::pack(parts[0]->type, src, cols);
-    release();
-    return w;
-  }
-  std::vector<PackedWeight::TypedRowSource> src;
-  for (auto* p : parts) src.push_back({p->type, {f.tensor_data(*p), size_t(p->dims[1])}});
-  PackedWeight w = PackedWeight::pack_mixed(src, cols);
-  release();
-  return w;
-}
 
 // Every layer of a gemma3 or gpt-oss model has the same Q/K/V row shapes: their files state no
 // per-layer head sizes or KV head counts that differ, and a file that does is refused by key.
@@ -138,29 +69,6 @@ void rope_for(const ModelConfig& c, float* x, size_t n, size_t ld, int heads, co
     rope_ggml_angles(x, n, ld, heads, pos, r);
   else
     rope(x, n, ld, heads, pos, r);
-}
-
-// A top-k routed MoE FFN's router and experts (ffn_gate_inp, ffn_{gate,up,down}_exps): each
-// expert sliced out of the 3-D tensors as 2-D views in the file's type.
-void load_routed_experts(const GgufFile& f, const std::string& p, const ModelConfig& c,
-                         LayerWeights& L) {
-  const uint64_t E = uint64_t(c.n_embd), F = uint64_t(c.n_ff_expert), NE = uint64_t(c.n_expert);
-  L.w_router = pack_rows(f, {&expect(f, p + "ffn_gate_inp.weight", {E, NE})}, E);
-  const auto& g = expect(f, p + "ffn_gate_exps.weight", {E, F, NE});
-  const auto& u = expect(f, p + "ffn_up_exps.weight", {E, F, NE});
-  const auto& d = expect(f, p + "ffn_down_exps.weight", {F, E, NE});
-  for (uint64_t e = 0; e < NE; ++e) {
-    auto slice = [&](const GgufTensorInfo& t, uint64_t rows, uint64_t cols) {
-      GgufTensorInfo s = t;
-      s.dims = {cols, rows};
-      s.n_bytes = t.n_bytes / NE;
-      s.offset = t.offset + e * s.n_bytes;
-      return s;
-    };
-    GgufTensorInfo ge = slice(g, F, E), ue = slice(u, F, E), de = slice(d, E, F);
-    L.exp_gate_up.push_back(pack_rows(f, {&ge, &ue}, E));
-    L.exp_down.push_back(pack_rows(f, {&de}, F));
-  }
 }
 
 }  // namespace
@@ -301,96 +209,6 @@ void Model::load_weights() {
   }
 }
 
-// One gpt-oss layer (llama_model_openai_moe::load_arch_tensors): Q/K/V with biases, the output
-// projection with its bias, the sinks, post_attention_norm (the FFN's input norm) and the experts
-// as MoeFfnOai packs them from the file's 3-D tensors, every bias f32.
-void Model::load_gpt_oss_layer(const std::string& p, LayerWeights& L) {
-  const GgufFile& f = file_;
-  const ModelConfig& c = cfg_;
-  const uint64_t E = uint64_t(c.n_embd), Q = uint64_t(c.q_dim()), KV = uint64_t(c.kv_dim());
-  const uint64_t F = uint64_t(c.n_ff_expert), NE = uint64_t(c.n_expert);
-  L.ffn_norm = load_vector(f, p + "post_attention_norm.weight", E);
-  L.wqkv =
-      pack_rows(f,
-                {&expect(f, p + "attn_q.weight", {E, Q}), &expect(f, p + "attn_k.weight", {E, KV}),
-                 &expect(f, p + "attn_v.weight", {E, KV})},
-                E);
-  for (auto [n, d] : {std::pair{"attn_q.bias", Q}, {"attn_k.bias", KV}, {"attn_v.bias", KV}}) {
-    auto b = load_vector(f, p + n, d);
-    L.qkv_bias.insert(L.qkv_bias.end(), b.begin(), b.end());
-  }
-  L.wo = pack_rows(f, {&expect(f, p + "attn_output.weight", {Q, E})}, Q);
-  L.wo_bias = load_vector(f, p + "attn_output.bias", E);
-  L.sinks = load_vector(f, p + "attn_sinks.weight", uint64_t(c.n_head));
-  // Biases must be f32 (MoeOaiSource reads them as floats): every gpt-oss file stores them so.
-  auto f32 = [&](const std::string& name, std::vector<uint64_t> dims) {
-    const GgufTensorInfo& t = expect(f, name, dims);
-    if (t.type != DType::F32)
-      throw GgufError("[model] " + f.path() + ": tensor '" + name + "' has type " +
-                      std::string(dtype_name(t.type)) + ", expected f32");
-    return reinterpret_cast<const float*>(f.tensor_data(t));
-  };
-  const GgufTensorInfo& router = expect(f, p + "ffn_gate_inp.weight", {E, NE});
-  const GgufTensorInfo& gate = expect(f, p + "ffn_gate_exps.weight", {E, F, NE});
-  const GgufTensorInfo& up = expect(f, p + "ffn_up_exps.weight", {E, F, NE});
-  const GgufTensorInfo& down = expect(f, p + "ffn_down_exps.weight", {F, E, NE});
-  if (up.type != gate.type || down.type != gate.type)
-    throw GgufError("[model] " + f.path() + ": tensor '" + p +
-                    "ffn_{gate,up,down}_exps.weight' have different types (one type expected)");
-  MoeOaiSource src;
-  src.n_embd = c.n_embd;
-  src.n_ff = c.n_ff_expert;
-  src.n_expert = c.n_expert;
-  src.n_expert_used = c.n_expert_used;
-  src.router_type = router.type;
-  src.router = f.tensor_data(router);
-  src.router_bias = f32(p + "ffn_gate_inp.bias", {NE});
-  src.expert_type = gate.type;
-  src.gate = f.tensor_data(gate);
-  src.up = f.tensor_data(up);
-  src.down = f.tensor_data(down);
-  src.gate_bias = f32(p + "ffn_gate_exps.bias", {F, NE});
-  src.up_bias = f32(p + "ffn_up_exps.bias", {F, NE});
-  src.down_bias = f32(p + "ffn_down_exps.bias", {E, NE});
-  try {
-    L.moe_oai = MoeFfnOai::pack(src);
-  } catch (const std::invalid_argument& e) {
-    throw GgufError("[model] " + f.path() + ": " + p + "ffn_*: " + e.what());
-  }
-  for (const GgufTensorInfo* t : {&router, &gate, &up, &down}) f.release_resident_pages(*t);
-}
-
-// One gemma4 layer (llama_model_gemma4::load_arch_tensors, dense layers): Q/K/V of the layer
-// kind's head size and KV heads; a layer without attn_v (the 31B's full layers) takes V from K's
-// projection, so K's rows are packed twice (V's GEMM output is then exactly K's); Q/K norms of the
-// head size; Gemma's post-norms; the GELU FFN; layer_output_scale when present.
-void Model::load_gemma4_layer(int il, LayerWeights& L) {
-  const GgufFile& f = file_;
-  const ModelConfig& c = cfg_;
-  const std::string p = "blk." + std::to_string(il) + ".";
-  const uint64_t E = uint64_t(c.n_embd), Q = L.q_dim, KV = L.kv_dim, F = uint64_t(c.n_ff);
-  const GgufTensorInfo& k = expect(f, p + "attn_k.weight", {E, KV});
-  const GgufTensorInfo& v =
-      f.find_tensor(p + "attn_v.weight") ? expect(f, p + "attn_v.weight", {E, KV}) : k;
-  L.wqkv = pack_rows(f, {&expect(f, p + "attn_q.weight", {E, Q}), &k, &v}, E);
-  L.v_norm = true;
-  L.wo = pack_rows(f, {&expect(f, p + "attn_output.weight", {Q, E})}, Q);
-  L.q_norm = load_vector(f, p + "attn_q_norm.weight", uint64_t(L.head_dim));
-  L.k_norm = load_vector(f, p + "attn_k_norm.weight", uint64_t(L.head_dim));
-  L.post_attn_norm = load_vector(f, p + "post_attention_norm.weight", E);
-  L.ffn_norm = load_vector(f, p + "ffn_norm.weight", E);
-  L.w_gate_up = pack_rows(
-      f, {&expect(f, p + "ffn_gate.weight", {E, F}), &expect(f, p + "ffn_up.weight", {E, F})}, E);
-  L.w_down = pack_rows(f, {&expect(f, p + "ffn_down.weight", {F, E})}, F);
-  L.post_ffn_norm = load_vector(f, p + "post_ffw_norm.weight", E);
-  if (f.find_tensor(p + "layer_output_scale.weight")) {
-    L.out_scale = load_vector(f, p + "layer_output_scale.weight", 1)[0];
-    if (!std::isfinite(L.out_scale))
-      throw GgufError("[model] " + f.path() + ": tensor '" + p +
-                      "layer_output_scale.weight' is not finite");
-  }
-}
-
 void Model::embed(int32_t token, float* out) const {
   const size_t rb = dtype_row_bytes(tok_embd_type_, size_t(cfg_.n_embd));
   dequantize_row(tok_embd_type_, tok_embd_ + size_t(token) * rb, out, size_t(cfg_.n_embd));
@@ -472,6 +290,21 @@ void Model::ffn_moe(const LayerWeights& L, const float* xn, size_t T, float* out
       float* o = out + rows[i] * E;
       for (size_t j = 0; j < E; ++j) o[j] += w * y[i * E + j];
     }
+  }
+}
+
+// qwen35moe's FFN: the routed experts plus sigmoid(x . gate_inp_shexp) times the shared expert's
+// SwiGLU FFN (llama_model_qwen35moe::graph::build_layer_ffn).
+void Model::ffn_moe_shared(const LayerWeights& L, const float* xn, size_t T, float* out,
+                           ForwardProfile* prof) const {
+  const size_t E = size_t(cfg_.n_embd);
+  ffn_moe(L, xn, T, out, prof);
+  std::vector<float> sh(T * E), gate(T);
+  gated_ffn(L, xn, T, E, size_t(cfg_.n_ff_shexp), swiglu, sh.data(), prof);
+  timed_gemm(prof, xn, T, E, L.w_shexp_gate, gate.data(), 1);
+  for (size_t t = 0; t < T; ++t) {
+    const float g = 1.f / (1.f + std::exp(-gate[t]));
+    for (size_t j = 0; j < E; ++j) out[t * E + j] += sh[t * E + j] * g;
   }
 }
 
@@ -639,244 +472,6 @@ std::vector<float> Model::forward(std::span<const int32_t> tokens,
     const float inv = 1.f / c.final_softcap;
     for (float& v : logits) v = std::tanh(v * inv) * c.final_softcap;
   }
-  return logits;
-}
-
-// ---- qwen35: gated attention and Gated DeltaNet layers (llama.cpp 3f545bec src/models/qwen35.cpp)
-
-// One qwen35 layer. The layer-kind markers (attention.recurrent_layers or full_attention_interval)
-// must agree with the tensors the file has: a layer marked recurrent carries ssm_* tensors and no
-// attn_q, an attention layer the reverse; a disagreement is refused naming the key.
-void Model::load_qwen35_layer(int il, const std::string& p, LayerWeights& L) {
-  const GgufFile& f = file_;
-  const ModelConfig& c = cfg_;
-  const uint64_t E = uint64_t(c.n_embd), Q = uint64_t(c.q_dim()), KV = uint64_t(c.kv_dim());
-  const bool rec = is_recurrent_layer(c, il);
-  const bool has_q = f.find_tensor(p + "attn_q.weight") != nullptr;
-  const bool has_ssm = f.find_tensor(p + "ssm_a") != nullptr;
-  if (rec == has_q || rec != has_ssm) {
-    const std::string rl = c.arch_name + ".attention.recurrent_layers";
-    const std::string key = f.has(rl) ? rl : c.arch_name + ".full_attention_interval";
-    throw GgufError("[model] " + f.path() + ": " + key + ": marks layer " + std::to_string(il) +
-                    (rec ? " recurrent" : " full-attention") + " but the file has " +
-                    (has_q ? "'" + p + "attn_q.weight'" : "no '" + p + "attn_q.weight'") +
-                    (has_ssm ? " and '" + p + "ssm_a'" : " and no '" + p + "ssm_a'"));
-  }
-  L.ffn_norm = load_vector(f, p + "post_attention_norm.weight", E);
-  if (!rec) {
-    L.wqkv = pack_rows(
-        f,
-        {&expect(f, p + "attn_q.weight", {E, 2 * Q}), &expect(f, p + "attn_k.weight", {E, KV}),
-         &expect(f, p + "attn_v.weight", {E, KV})},
-        E);
-    L.wo = pack_rows(f, {&expect(f, p + "attn_output.weight", {Q, E})}, Q);
-    L.q_norm = load_vector(f, p + "attn_q_norm.weight", uint64_t(c.head_dim));
-    L.k_norm = load_vector(f, p + "attn_k_norm.weight", uint64_t(c.head_dim));
-  } else {
-    const DeltaLayerDims d = delta_layer_dims(c);
-    const uint64_t conv = d.conv_channels(), V = d.value_dim(), H = uint64_t(d.n_v_heads);
-    L.w_delta_in = pack_rows(
-        f,
-        {&expect(f, p + "attn_qkv.weight", {E, conv}), &expect(f, p + "attn_gate.weight", {E, V}),
-         &expect(f, p + "ssm_beta.weight", {E, H}), &expect(f, p + "ssm_alpha.weight", {E, H})},
-        E);
-    const GgufTensorInfo& cw = expect(f, p + "ssm_conv1d.weight", {uint64_t(d.d_conv), conv});
-    if (dtype_block_elems(cw.type) != 1)
-      throw GgufError("[model] " + f.path() + ": tensor '" + p + "ssm_conv1d.weight' has type " +
-                      std::string(dtype_name(cw.type)) + ", expected f32, f16 or bf16");
-    L.ssm_conv1d.resize(conv * uint64_t(d.d_conv));
-    dequantize_row(cw.type, f.tensor_data(cw), L.ssm_conv1d.data(), L.ssm_conv1d.size());
-    L.ssm_dt_bias = load_vector(f, p + "ssm_dt.bias", H);
-    L.ssm_a = load_vector(f, p + "ssm_a", H);
-    L.ssm_norm = load_vector(f, p + "ssm_norm.weight", uint64_t(d.head_v_dim));
-    L.ssm_out = pack_rows(f, {&expect(f, p + "ssm_out.weight", {V, E})}, V);
-  }
-  if (c.n_expert > 0) {
-    // qwen35moe: routed experts, and the shared expert in w_gate_up / w_down (free in MoE layers)
-    // with its gate row.
-    load_routed_experts(f, p, c, L);
-    const uint64_t S = uint64_t(c.n_ff_shexp);
-    L.w_gate_up = pack_rows(f,
-                            {&expect(f, p + "ffn_gate_shexp.weight", {E, S}),
-                             &expect(f, p + "ffn_up_shexp.weight", {E, S})},
-                            E);
-    L.w_down = pack_rows(f, {&expect(f, p + "ffn_down_shexp.weight", {S, E})}, S);
-    GgufTensorInfo gate_row = expect(f, p + "ffn_gate_inp_shexp.weight", {E});
-    gate_row.dims = {E, 1};
-    L.w_shexp_gate = pack_rows(f, {&gate_row}, E);
-    return;
-  }
-  const uint64_t F = uint64_t(c.n_ff);
-  L.w_gate_up = pack_rows(
-      f, {&expect(f, p + "ffn_gate.weight", {E, F}), &expect(f, p + "ffn_up.weight", {E, F})}, E);
-  L.w_down = pack_rows(f, {&expect(f, p + "ffn_down.weight", {F, E})}, F);
-}
-
-// qwen35moe's FFN: the routed experts plus sigmoid(x . gate_inp_shexp) times the shared expert's
-// SwiGLU FFN (llama_model_qwen35moe::graph::build_layer_ffn).
-void Model::ffn_moe_shared(const LayerWeights& L, const float* xn, size_t T, float* out,
-                           ForwardProfile* prof) const {
-  const size_t E = size_t(cfg_.n_embd);
-  ffn_moe(L, xn, T, out, prof);
-  std::vector<float> sh(T * E), gate(T);
-  gated_ffn(L, xn, T, E, size_t(cfg_.n_ff_shexp), swiglu, sh.data(), prof);
-  timed_gemm(prof, xn, T, E, L.w_shexp_gate, gate.data(), 1);
-  for (size_t t = 0; t < T; ++t) {
-    const float g = 1.f / (1.f + std::exp(-gate[t]));
-    for (size_t j = 0; j < E; ++j) out[t * E + j] += sh[t * E + j] * g;
-  }
-}
-
-KVCache Model::make_hybrid_cache(KVDType kv_dtype) const {
-  const DeltaLayerDims d = delta_layer_dims(cfg_);
-  const GatedDeltaShape shape{d.n_k_heads, d.n_v_heads, d.head_k_dim, d.head_v_dim,
-                              DeltaHeadMap::Tiled};
-  RecurrentLayers r;
-  r.layers = cfg_.recurrent_layers;
-  r.state.conv_channels = int(d.conv_channels());
-  r.state.d_conv = d.d_conv;
-  r.state.scan_elements = gated_delta_state_elements(shape);
-  r.input_width = d.conv_channels() + d.value_dim() + 2 * size_t(d.n_v_heads);
-  const size_t V = d.value_dim();
-  r.replay = [this, V](int il, RecurrentState& s, const float* in, size_t n) {
-    std::vector<float> o(n * V);  // the layer output is not needed: only the state
-    advance_delta(il, s, in, n, o.data());
-  };
-  return KVCache(std::move(r), cfg_.n_head_kv, cfg_.head_dim, kv_dtype);
-}
-
-// Advances a Gated DeltaNet layer's state over n tokens of logged inputs ([n][qkv | z | beta |
-// alpha]) and writes the recurrence's output o [n][value_dim]: the causal conv over qkv with SiLU,
-// the per-head L2 norm of q and k (eps = the RMS norm's, as qwen35.cpp), the gates, and the
-// delta rule with qwen35's tiled key heads. The state's token count is the caller's to advance.
-void Model::advance_delta(int il, RecurrentState& state, const float* in, size_t n,
-                          float* o) const {
-  const LayerWeights& L = layers_[size_t(il)];
-  const DeltaLayerDims d = delta_layer_dims(cfg_);
-  const size_t conv = d.conv_channels(), K = d.key_dim(), V = d.value_dim();
-  const size_t H = size_t(d.n_v_heads), W = conv + V + 2 * H;
-  std::vector<float> x(n * conv), g(n * H), beta(n * H);
-  causal_conv1d({int(conv), d.d_conv}, in, W, n, L.ssm_conv1d.data(), nullptr, true,
-                state.conv_window(), x.data(), conv);
-  l2_normalize_heads(x.data(), n, conv, d.n_k_heads, d.head_k_dim, cfg_.rms_eps);
-  l2_normalize_heads(x.data() + K, n, conv, d.n_k_heads, d.head_k_dim, cfg_.rms_eps);
-  delta_net_gates(in + conv + V + H, in + conv + V, W, n, d.n_v_heads, L.ssm_dt_bias.data(),
-                  L.ssm_a.data(), g.data(), beta.data());
-  GatedDeltaInputs gi;
-  gi.q = x.data();
-  gi.k = x.data() + K;
-  gi.v = x.data() + 2 * K;
-  gi.ldq = gi.ldk = gi.ldv = conv;
-  gi.g = g.data();
-  gi.beta = beta.data();
-  gi.ldgate = H;
-  gi.q_scale = 1.f / std::sqrt(float(d.head_k_dim));
-  gated_delta_rule({d.n_k_heads, d.n_v_heads, d.head_k_dim, d.head_v_dim, DeltaHeadMap::Tiled}, gi,
-                   n, state.scan_state(), o, V);
-}
-
-// A Gated DeltaNet layer: one GEMM into the cache's logged inputs, the state advance, the gated
-// norm rmsnorm_head(o) * w * silu(z), and the out-projection.
-void Model::delta_net(int il, const float* xn, size_t T, KVCache& cache, ForwardProfile* prof,
-                      float* out) const {
-  const LayerWeights& L = layers_[size_t(il)];
-  const DeltaLayerDims d = delta_layer_dims(cfg_);
-  const size_t conv = d.conv_channels(), V = d.value_dim(), W = conv + V + 2 * size_t(d.n_v_heads);
-  float* in = cache.recurrent_inputs(il, T);
-  timed_gemm(prof, xn, T, size_t(cfg_.n_embd), L.w_delta_in, in, W);
-  std::vector<float> o(T * V);
-  RecurrentState& state = cache.recurrent_state(il);
-  advance_delta(il, state, in, T, o.data());
-  state.advance(T);
-  gated_rmsnorm_delta(o.data(), V, in + conv, W, T, d.n_v_heads, d.head_v_dim, L.ssm_norm.data(),
-                      cfg_.rms_eps, o.data(), V);
-  timed_gemm(prof, o.data(), T, V, L.ssm_out, out, size_t(cfg_.n_embd));
-}
-
-// Gated attention: attn_q gives per head the query and a gate; the query and K get their RMS norms
-// and interleaved M-RoPE (which for text is NeoX RoPE over the first n_rot dimensions with ggml's
-// float angles, model_config.h), attention runs through the cache, and its output is multiplied
-// by sigmoid(gate) before the output projection.
-void Model::gated_attention(int il, const float* xn, size_t T, const int32_t* positions,
-                            KVCache& cache, const ForwardHooks* hooks, float* out) const {
-  const ModelConfig& c = cfg_;
-  const LayerWeights& L = layers_[size_t(il)];
-  ForwardProfile* prof = hooks ? hooks->profile : nullptr;
-  const size_t E = size_t(c.n_embd), Qd = size_t(c.q_dim()), KVd = size_t(c.kv_dim());
-  const size_t hd = size_t(c.head_dim), ld = 2 * Qd + 2 * KVd;
-  std::vector<float> qkv(T * ld), q(T * Qd), gate(T * Qd), att(T * Qd);
-  timed_gemm(prof, xn, T, E, L.wqkv, qkv.data(), ld);
-  for (size_t t = 0; t < T; ++t)
-    for (size_t h = 0; h < size_t(c.n_head); ++h) {
-      const float* src = &qkv[t * ld + h * 2 * hd];
-      std::memcpy(&q[t * Qd + h * hd], src, hd * sizeof(float));
-      std::memcpy(&gate[t * Qd + h * hd], src + hd, hd * sizeof(float));
-    }
-  float* k = qkv.data() + 2 * Qd;
-  float* v = k + KVd;
-  if (hooks && hooks->on_pre_rope_kv) hooks->on_pre_rope_kv(il, k, v, T, ld);
-  rmsnorm(q.data(), T * size_t(c.n_head), hd, hd, L.q_norm.data(), c.rms_eps, q.data(), hd);
-  for (size_t t = 0; t < T; ++t)
-    rmsnorm(k + t * ld, size_t(c.n_head_kv), hd, hd, L.k_norm.data(), c.rms_eps, k + t * ld, hd);
-  rope_ggml_angles(q.data(), T, Qd, c.n_head, positions, layer_rope_[size_t(il)]);
-  rope_ggml_angles(k, T, ld, c.n_head_kv, positions, layer_rope_[size_t(il)]);
-  if (hooks && hooks->on_query) hooks->on_query(il, q.data(), T, Qd);
-  AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, attention_scale(c)};
-  const auto ta = Clock::now();
-  if (hooks && hooks->attend &&
-      hooks->attend(il, {q.data(), Qd, positions, k, v, ld, T, att.data(), Qd}))
-    cache.store(il, k, v, ld, T);
-  else
-    cache.attend(il, shape, q.data(), Qd, positions, k, v, ld, T, att.data(), Qd);
-  if (prof) prof->attention_s += std::chrono::duration<double>(Clock::now() - ta).count();
-  for (size_t i = 0; i < T * Qd; ++i) att[i] *= 1.f / (1.f + std::exp(-gate[i]));
-  timed_gemm(prof, att.data(), T, Qd, L.wo, out, E);
-}
-
-// qwen35's layer: x += mixer(rmsnorm(x)); x += ffn(rmsnorm(x)), the mixer a Gated DeltaNet or a
-// gated attention layer by kind, the FFN's norm the file's post_attention_norm.
-std::vector<float> Model::forward_hybrid(std::span<const int32_t> tokens,
-                                         std::span<const int32_t> positions, KVCache& cache,
-                                         std::span<const int32_t> logits_rows,
-                                         const ForwardHooks* hooks) const {
-  const ModelConfig& c = cfg_;
-  if (!cache.has_recurrent())
-    throw std::invalid_argument("forward: " + c.arch_name +
-                                " needs a cache with recurrent layers (Model::make_cache)");
-  const size_t T = tokens.size(), E = size_t(c.n_embd);
-  std::vector<float> x(T * E), xn(T * E), tmp(T * E);
-  for (size_t t = 0; t < T; ++t) embed(tokens[t], &x[t * E]);
-  cache.stage(positions.data(), T);
-  const size_t n_kv = cache.size() + T;
-  ForwardProfile* prof = hooks ? hooks->profile : nullptr;
-  for (int l = 0; l < c.n_layer; ++l) {
-    const LayerWeights& L = layers_[size_t(l)];
-    rmsnorm(x.data(), T, E, E, L.attn_norm.data(), c.rms_eps, xn.data(), E);
-    if (is_recurrent_layer(c, l))
-      delta_net(l, xn.data(), T, cache, prof, tmp.data());
-    else
-      gated_attention(l, xn.data(), T, positions.data(), cache, hooks, tmp.data());
-    add_inplace(x.data(), tmp.data(), T * E);
-    rmsnorm(x.data(), T, E, E, L.ffn_norm.data(), c.rms_eps, xn.data(), E);
-    if (c.n_expert > 0)
-      ffn_moe_shared(L, xn.data(), T, tmp.data(), prof);
-    else
-      ffn_dense(L, xn.data(), T, tmp.data(), prof);
-    add_inplace(x.data(), tmp.data(), T * E);
-  }
-  cache.commit(T);
-  if (prof) {  // causal pairs of the attention layers
-    double pairs = 0;
-    for (size_t t = 0; t < T; ++t)
-      for (size_t j = 0; j < n_kv; ++j) pairs += cache.positions()[j] <= positions[t] ? 1 : 0;
-    for (int l = 0; l < c.n_layer; ++l)
-      if (!is_recurrent_layer(c, l)) prof->attention_pairs += pairs * c.n_head;
-  }
-  const size_t R = logits_rows.size();
-  std::vector<float> h(R * E), logits(R * size_t(c.n_vocab));
-  for (size_t i = 0; i < R; ++i)
-    rmsnorm(&x[size_t(logits_rows[i]) * E], 1, E, E, output_norm_.data(), c.rms_eps, &h[i * E], E);
-  timed_gemm(prof, h.data(), R, E, output_, logits.data(), size_t(c.n_vocab));
   return logits;
 }
 

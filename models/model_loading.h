@@ -1,0 +1,42 @@
+// Helpers shared by Model's translation units (model.cpp, model_sliding_layers.cpp,
+// model_hybrid.cpp): tensor lookups checked against their expected dims, weight packing, and a
+// GEMM timed into the forward profile. Internal to models/: nothing outside Model uses them.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/gemm.h"
+#include "models/gguf.h"
+#include "models/model.h"
+
+namespace accel::model_loading {
+
+using Clock = std::chrono::steady_clock;
+
+// "[d0, d1, ...]" for error messages.
+std::string dims_str(const std::vector<uint64_t>& d);
+
+// Times a GEMM into the profile when one is attached.
+void timed_gemm(ForwardProfile* prof, const float* X, size_t M, size_t ldx, const PackedWeight& W,
+                float* Y, size_t ldy, const float* bias = nullptr);
+
+// Looks up a tensor and checks its dims (ggml order); throws GgufError naming file and tensor.
+const GgufTensorInfo& expect(const GgufFile& f, const std::string& name,
+                             const std::vector<uint64_t>& dims);
+
+// A 1-D tensor of n values as floats (any type), checked like expect().
+std::vector<float> load_vector(const GgufFile& f, const std::string& name, uint64_t n);
+
+// The row-concatenation of several [rows_i x cols] matrices packed into one weight (one GEMM for
+// e.g. Q, K and V); parts of different types stay in their own types (PackedWeight::pack_mixed).
+PackedWeight pack_rows(const GgufFile& f, const std::vector<const GgufTensorInfo*>& parts,
+                       size_t cols);
+
+// A mixture-of-experts layer's router and experts (ffn_gate_inp, ffn_{gate,up,down}_exps) into L:
+// llama's MoE and qwen35moe's routed experts.
+void load_routed_experts(const GgufFile& f, const std::string& p, const ModelConfig& c,
+                         LayerWeights& L);
+
+}  // namespace accel::model_loading
