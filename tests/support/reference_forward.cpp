@@ -29,29 +29,20 @@ bool is_kquant(DType t) {
   return t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K;
 }
 
-// x as the engine's k-quant GEMM sees it: rounded to float, then to q8_K codes times their scale.
-std::vector<double> q8_K_rounded(const std::vector<double>& x) {
+// x as the engine's integer-dot GEMM sees it: rounded to float, then to the activation codes of
+// `quantize` (q8_K for k-quants, q8_0 for MXFP4) times their per-`block` scale (`group` elements
+// per code sum).
+using ActQuantizer = void (*)(const float*, size_t, int8_t*, float*, int32_t*);
+std::vector<double> codes_rounded(const std::vector<double>& x, ActQuantizer quantize, size_t block,
+                                  size_t group) {
   const size_t n = x.size();
   std::vector<float> xf(x.begin(), x.end());
   std::vector<int8_t> q(n);
-  std::vector<float> d(n / 256);
-  std::vector<int32_t> sums(n / 16);
-  quantize_activations_q8_K(xf.data(), n, q.data(), d.data(), sums.data());
+  std::vector<float> d(n / block);
+  std::vector<int32_t> sums(n / group);
+  quantize(xf.data(), n, q.data(), d.data(), sums.data());
   std::vector<double> out(n);
-  for (size_t i = 0; i < n; ++i) out[i] = double(d[i / 256]) * q[i];
-  return out;
-}
-
-// x as the engine's MXFP4 GEMM sees it: rounded to float, then to q8_0 codes times their scale.
-std::vector<double> q8_0_rounded(const std::vector<double>& x) {
-  const size_t n = x.size();
-  std::vector<float> xf(x.begin(), x.end());
-  std::vector<int8_t> q(n);
-  std::vector<float> d(n / 32);
-  std::vector<int32_t> sums(n / 32);
-  quantize_activations_q8_0(xf.data(), n, q.data(), d.data(), sums.data());
-  std::vector<double> out(n);
-  for (size_t i = 0; i < n; ++i) out[i] = double(d[i / 32]) * q[i];
+  for (size_t i = 0; i < n; ++i) out[i] = double(d[i / block]) * q[i];
   return out;
 }
 
@@ -76,9 +67,10 @@ Mat load(const GgufFile& f, const std::string& name, size_t slice = 0) {
 
 // y[rows] = W[rows][cols] x[cols]
 std::vector<double> matvec(const Mat& W, const std::vector<double>& x_in) {
-  const std::vector<double> x = is_kquant(W.type)        ? q8_K_rounded(x_in)
-                                : W.type == DType::MXFP4 ? q8_0_rounded(x_in)
-                                                         : x_in;
+  const std::vector<double> x =
+      is_kquant(W.type)        ? codes_rounded(x_in, quantize_activations_q8_K, 256, 16)
+      : W.type == DType::MXFP4 ? codes_rounded(x_in, quantize_activations_q8_0, 32, 32)
+                               : x_in;
   const size_t cols = x.size(), rows = W.size() / cols;
   std::vector<double> y(rows, 0.0);
   for (size_t r = 0; r < rows; ++r)
