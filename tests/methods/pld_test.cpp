@@ -78,13 +78,16 @@ struct Tally {
 
 // Every batch-invariant KV cache type x preset x k 1..16 x n_min 1..4 (in steps of n_min_step) on
 // one model and prompt, each against the baseline with the same cache type; returns what was
-// drafted.
+// drafted. Under the sanitizers k takes 1, 4, 7, 10, 13, 16 only (the same code paths: a draft of
+// one token, short and long ones, the longest) and the caches f32 and int4-uniform only (one float
+// and one quantized storage; f16 and q8_0-uniform roll back through the same code).
 Tally sweep(const Model& m, const Seq& prompt, int max_new, int32_t eos, const std::string& tag,
             int n_min_step = 1) {
   Tally t;
   for (const std::string& kv_name : kv_dtype_names()) {
     const KVDType kv = *kv_dtype_from_name(kv_name);
     if (!kv_dtype_batch_invariant(kv)) continue;  // seed-placement types attend differently
+    if (test::under_sanitizers() && kv != KVDType::F32 && kv != KVDType::Int4Uniform) continue;
     try {
       m.make_cache(kv);
     } catch (const std::invalid_argument&) {
@@ -92,7 +95,7 @@ Tally sweep(const Model& m, const Seq& prompt, int max_new, int32_t eos, const s
     }
     const Outcome base = run(m, "baseline", {}, prompt, max_new, eos, max_new, kv);
     for (const std::string& preset : pld_preset_names())
-      for (int k = 1; k <= 16; ++k)
+      for (int k = 1; k <= 16; k += test::under_sanitizers() ? 3 : 1)
         for (int n_min = 1; n_min <= 4; n_min += n_min_step) {
           const nlohmann::json p = {{"preset", preset}, {"k", k}, {"n_min", n_min}};
           const Outcome o = run(m, "pld", p, prompt, max_new, eos, max_new, kv);
@@ -238,10 +241,12 @@ Seq property_prompt(std::mt19937_64& rng, const Model& m, int kind) {
 TEST_F(PldParity, RandomPromptsConfigsBudgetsAndEosEqualGreedy) {
   // 160 prompts x 12 configurations = 1920 cases; each prompt's baseline is run once with 16
   // tokens and no EOS, and every case's expectation is its prefix under that case's budget/EOS.
+  // Under the sanitizers only the first 40 prompts run (the same cases as the release build's).
   std::mt19937_64 rng(22);
   const Model& m = *models_["tiny"];
+  const int prompts = test::under_sanitizers() ? 40 : 160;
   size_t cases = 0, all_rejected = 0, eos_in_draft = 0, clamped = 0, accepted = 0, eos_stops = 0;
-  for (int pi = 0; pi < 160; ++pi) {
+  for (int pi = 0; pi < prompts; ++pi) {
     const Seq prompt = property_prompt(rng, m, pi % 4);
     const Seq base = run(m, "baseline", {}, prompt, 16, -1).tokens;
     for (int ci = 0; ci < 12; ++ci) {
@@ -277,13 +282,15 @@ TEST_F(PldParity, RandomPromptsConfigsBudgetsAndEosEqualGreedy) {
       "[pld property] %zu cases: %zu every draft rejected, %zu EOS in a draft, %zu budget "
       "ended mid-draft, %zu accepted drafts, %zu stopped by EOS\n",
       cases, all_rejected, eos_in_draft, clamped, accepted, eos_stops);
-  // Non-vacuous: each situation the property must hold in occurred at least 10 times (measured
-  // with these seeds: 91, 29, 389, 396 and 528 of 1920).
-  EXPECT_GE(all_rejected, 10u) << "cases whose every draft failed";
-  EXPECT_GE(eos_in_draft, 10u) << "cases with EOS inside a draft";
-  EXPECT_GE(clamped, 10u) << "cases whose budget ended mid-draft";
-  EXPECT_GE(accepted, 10u) << "cases with accepted drafts";
-  EXPECT_GE(eos_stops, 10u) << "cases stopped by EOS";
+  // Non-vacuous: each situation the property must hold in occurred at least 10 times, 3 in the
+  // sanitizers' quarter (measured with these seeds: 91, 29, 389, 396 and 528 of 1920; MEASURED_Q
+  // of the first 480).
+  const size_t need = test::under_sanitizers() ? 3 : 10;
+  EXPECT_GE(all_rejected, need) << "cases whose every draft failed";
+  EXPECT_GE(eos_in_draft, need) << "cases with EOS inside a draft";
+  EXPECT_GE(clamped, need) << "cases whose budget ended mid-draft";
+  EXPECT_GE(accepted, need) << "cases with accepted drafts";
+  EXPECT_GE(eos_stops, need) << "cases stopped by EOS";
 }
 
 TEST_F(PldParity, StatsCountSlotsStepsAndSplitTheDecodeTime) {

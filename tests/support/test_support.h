@@ -13,6 +13,17 @@
 
 namespace accel::test {
 
+// True in the sanitizer build, where the libraries run 5 to 15 times slower: the longest parity
+// sweeps run a stated subset of their cases there (the release build runs them all), so that CI's
+// sanitizer phase covers the same code paths within its time.
+constexpr bool under_sanitizers() {
+#ifdef ACCELBENCH_SANITIZED
+  return true;
+#else
+  return false;
+#endif
+}
+
 // Compares `got` to `want` element-wise with |got - want| <= atol + rtol * |want|. On failure the
 // assertion message names how many elements were out, the worst index, expected and actual.
 ::testing::AssertionResult near_all(std::span<const float> got, std::span<const double> want,
