@@ -32,7 +32,7 @@ constexpr uint64_t kDefaultAlignment = 32;
 constexpr uint64_t kMinKvBytes = 8 + 4 + 1;                  // empty key, u8 value
 constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 8 + 4 + 8;  // empty name, one dim
 
-std::string quoted(std::string_view s) {
+std::string quoted_name(std::string_view s) {
   // Names come from the file; cap them so an error message stays readable.
   std::string out = "'";
   out.append(s.substr(0, 200));
@@ -382,7 +382,7 @@ struct GgufFile::Impl {
   }
 
   [[noreturn]] void key_error(const std::string& key, const std::string& what) const {
-    throw GgufError("[gguf] " + path + ": key " + quoted(key) + ": " + what);
+    throw GgufError("[gguf] " + path + ": key " + quoted_name(key) + ": " + what);
   }
   const GgufValue& need(const std::string& key) const {
     auto it = kv_index.find(key);
@@ -471,7 +471,7 @@ void GgufFile::Impl::parse() {
     at = c.pos();
     std::string key(c.str("name", kMaxStringBytes));
     if (key.empty()) c.fail("name: empty key", at);
-    c.set_ctx("key " + quoted(key));
+    c.set_ctx("key " + quoted_name(key));
     if (auto it = kv_index.find(key); it != kv_index.end())
       c.fail("duplicate key (first at byte offset " + std::to_string(key_pos[key]) + ")", at);
     key_pos[key] = at;
@@ -507,7 +507,7 @@ void GgufFile::Impl::parse_tensor_infos(Cursor& c, uint64_t n_tensors) {
     GgufTensorInfo t;
     t.name = std::string(c.str("name", kMaxStringBytes));
     if (t.name.empty()) c.fail("name: empty tensor name", at);
-    c.set_ctx("tensor " + quoted(t.name));
+    c.set_ctx("tensor " + quoted_name(t.name));
     if (tensor_index.count(t.name))
       c.fail(
           "duplicate tensor name (first at byte offset " + std::to_string(name_pos[t.name]) + ")",
@@ -576,7 +576,7 @@ void GgufFile::Impl::check_data_layout(Cursor& c, const std::vector<uint64_t>& o
   const uint64_t data_size = size - data_start;
   for (size_t k = 0; k < tensors.size(); ++k) {
     const GgufTensorInfo& t = tensors[k];
-    c.set_ctx("tensor " + quoted(t.name));
+    c.set_ctx("tensor " + quoted_name(t.name));
     if (t.offset % alignment != 0)
       c.fail("offset " + std::to_string(t.offset) + " is not a multiple of the alignment " +
                  std::to_string(alignment),
@@ -598,9 +598,9 @@ void GgufFile::Impl::check_data_layout(Cursor& c, const std::vector<uint64_t>& o
     const GgufTensorInfo& prev = tensors[order[k - 1]];
     const GgufTensorInfo& cur = tensors[order[k]];
     if (prev.offset + prev.n_bytes > cur.offset) {  // both bounded by data_size: no overflow
-      c.set_ctx("tensor " + quoted(cur.name));
+      c.set_ctx("tensor " + quoted_name(cur.name));
       c.fail("data at offset " + std::to_string(cur.offset) + " overlaps tensor " +
-                 quoted(prev.name) + " [" + std::to_string(prev.offset) + ", " +
+                 quoted_name(prev.name) + " [" + std::to_string(prev.offset) + ", " +
                  std::to_string(prev.offset + prev.n_bytes) + ")",
              offset_pos[order[k]]);
     }
@@ -737,7 +737,7 @@ const uint8_t* GgufFile::tensor_data(const GgufTensorInfo& t) const {
   // Infos from this file were checked at open; this guards against one from another file.
   const uint64_t data_size = impl_->size - std::min(impl_->size, impl_->data_start);
   if (t.offset > data_size || t.n_bytes > data_size - t.offset)
-    throw GgufError("[gguf] " + impl_->path + ": tensor " + quoted(t.name) + ": data [" +
+    throw GgufError("[gguf] " + impl_->path + ": tensor " + quoted_name(t.name) + ": data [" +
                     std::to_string(t.offset) + ", +" + std::to_string(t.n_bytes) +
                     ") is not inside this file's data section");
   return impl_->map + impl_->data_start + t.offset;
