@@ -22,7 +22,6 @@
 #include <immintrin.h>
 
 #include "kernels/check.h"
-#include "kernels/fp16.h"
 #include "kernels/kv_quant_kivi.h"
 #include "kernels/simd.h"
 #include "kernels/threading.h"
@@ -66,6 +65,13 @@ inline vmask mask_bits(uint32_t bits) {
   return _mm256_castsi256_ps(_mm256_cmpeq_epi32(b, lane));
 }
 #endif
+
+// An fp16 at p, exactly (F16C; fp16_to_f32's value).
+inline float half_at(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
 
 float exp2_scalar(float x) {
   return lane0(simd::exp2(set1(x)));
@@ -157,19 +163,20 @@ struct Scratch {
 template <int HN>
 void block_scores(const float* const* qv, const float* bias, const float* kt, int D,
                   vf (*sc)[kBV]) {
+  // Local accumulators: written through sc inside the loop they were stored every iteration.
+  vf acc[HN][kBV];
   for (int h = 0; h < HN; ++h)
-    for (int r = 0; r < kBV; ++r) sc[h][r] = zero();
+    for (int r = 0; r < kBV; ++r) acc[h][r] = zero();
   for (int e = 0; e < D; ++e) {
     vf x[kBV];
     for (int r = 0; r < kBV; ++r) x[r] = load(kt + size_t(e) * kBlk + r * W);
     for (int h = 0; h < HN; ++h) {
       const vf qe = bcast(qv[h] + e);
-      for (int r = 0; r < kBV; ++r) sc[h][r] = fma(qe, x[r], sc[h][r]);
+      for (int r = 0; r < kBV; ++r) acc[h][r] = fma(qe, x[r], acc[h][r]);
     }
   }
-  if (bias)
-    for (int h = 0; h < HN; ++h)
-      for (int r = 0; r < kBV; ++r) sc[h][r] = add(sc[h][r], set1(bias[h]));
+  for (int h = 0; h < HN; ++h)
+    for (int r = 0; r < kBV; ++r) sc[h][r] = bias ? add(acc[h][r], set1(bias[h])) : acc[h][r];
 }
 
 template <int HN>
@@ -319,8 +326,8 @@ void quant_block(const Problem& pr, Scratch& sc, const float* qrow, int g, size_
     const uint8_t* vs = rec + groups * pr.cb;
     const uint8_t* vm = vs + 2 * groups;
     for (size_t gg = 0; gg < groups; ++gg)
-      decode32<true>(rec + gg * pr.cb, bits_k, fp16_to_f32(fp16_bits_at(vs + 2 * gg)),
-                     fp16_to_f32(fp16_bits_at(vm + 2 * gg)), &sc.vt[size_t(p) * D + gg * kBlk]);
+      decode32<true>(rec + gg * pr.cb, bits_k, half_at(vs + 2 * gg), half_at(vm + 2 * gg),
+                     &sc.vt[size_t(p) * D + gg * kBlk]);
   }
   block_attend<NV>(pr, sc, qv, sc.bias.data(), tbits, part);
 }
