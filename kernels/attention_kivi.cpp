@@ -12,6 +12,8 @@
 // never dequantized. Values: per-token records, dequantized exactly into a 32 x D tile in L1.
 // Codes are decoded 8 lanes at a time whatever the vector width, so tile positions follow the
 // pack order (code_at) rather than token / element order; outputs are put back in element order.
+// Built at either SIMD width (simd.h); only the AVX2 width has been run (2026-11-27: no AVX-512
+// machine at hand); the AVX-512 build compiles.
 #include "kernels/attention_kivi.h"
 
 #include <algorithm>
@@ -21,6 +23,7 @@
 
 #include <immintrin.h>
 
+#include "kernels/attention_block.h"
 #include "kernels/check.h"
 #include "kernels/kv_quant_kivi.h"
 #include "kernels/simd.h"
@@ -37,8 +40,8 @@ namespace {
 
 using namespace simd;
 
-constexpr int kBlk = kKiviGroup;  // keys per block: one key block (part of the numerics)
-constexpr int kBV = kBlk / W;     // score vectors per block
+using namespace attention_block;  // kBlk keys per block (one key block), kBV score vectors
+static_assert(kBlk == kKiviGroup);
 constexpr int kMaxD = 256;
 constexpr int kMaxG = 64;      // query heads per kv head (the heads' pointer arrays)
 constexpr size_t kPartO = 16;  // a partial: m at [0], l at [1], o[D] from [kPartO]
@@ -46,24 +49,8 @@ constexpr float kLog2e = 1.4426950408889634f;
 
 #if defined(__AVX512F__)
 constexpr int kScoreHeads = 8;  // 8 heads x 2 key vectors of accumulators
-inline float hsum(vf x) {
-  return _mm512_reduce_add_ps(x);
-}
-inline vmask mask_bits(uint32_t bits) {
-  return vmask(bits & 0xffffu);
-}
 #else
 constexpr int kScoreHeads = 2;  // 2 heads x 4 key vectors + 4 code vectors of the 16 ymm
-inline float hsum(vf x) {
-  const __m128 h = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
-  const __m128 q = _mm_add_ps(h, _mm_movehl_ps(h, h));
-  return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
-}
-inline vmask mask_bits(uint32_t bits) {
-  const __m256i lane = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-  const __m256i b = _mm256_and_si256(_mm256_set1_epi32(int(bits & 0xffu)), lane);
-  return _mm256_castsi256_ps(_mm256_cmpeq_epi32(b, lane));
-}
 #endif
 
 // An fp16 at p, exactly (F16C; fp16_to_f32's value).
@@ -71,10 +58,6 @@ inline float half_at(const uint8_t* p) {
   uint16_t h;
   std::memcpy(&h, p, 2);
   return _cvtsh_ss(h);
-}
-
-float exp2_scalar(float x) {
-  return lane0(simd::exp2(set1(x)));
 }
 
 // Code index held at tile position p (p = 8 r + lane) of a decoded group: decode32's order.
@@ -184,54 +167,6 @@ void scores_n(int hn, const float* const* qv, const float* bias, const float* kt
               vf (*sc)[kBV]) {
   if (hn == HN) return block_scores<HN>(qv, bias, kt, D, sc);
   if constexpr (HN > 1) return scores_n<HN - 1>(hn, qv, bias, kt, D, sc);
-}
-
-// The online-softmax update of one head over one block (bits in tile order); returns alpha and
-// writes p.
-float block_softmax(const vf* sc, float c, uint32_t bits, float* m, float* l, float* p) {
-  vf t[kBV];
-  vf vmax = set1(-INFINITY);
-  for (int r = 0; r < kBV; ++r) {
-    t[r] = mul(sc[r], set1(c));
-    vmax = max(vmax, sel(mask_bits(bits >> (r * W)), t[r], set1(-INFINITY)));
-  }
-  const float mb = hmax(vmax);
-  const float mn = std::max(*m, mb);
-  const float alpha = mb > *m ? exp2_scalar(*m - mn) : 1.f;
-  vf ps = zero();
-  for (int r = 0; r < kBV; ++r) {
-    const vf pr = sel(mask_bits(bits >> (r * W)), simd::exp2(sub(t[r], set1(mn))), zero());
-    store(p + r * W, pr);
-    ps = add(ps, pr);
-  }
-  *l = *l * alpha + hsum(ps);
-  *m = mn;
-  return alpha;
-}
-
-// o_h = o_h * alpha_h, then o_h = fma(p_h[t], v_t, o_h) over visible t in tile order, HN heads
-// sharing each value row load.
-template <int NV, int HN>
-void block_pv(float* const* o, const float* alpha, const float* const* p, uint32_t bits,
-              const float* vt) {
-  constexpr int D = NV * W;
-  vf ov[HN][NV];
-  for (int h = 0; h < HN; ++h) {
-    const vf a = set1(alpha[h]);
-    for (int v = 0; v < NV; ++v) ov[h][v] = mul(load(o[h] + v * W), a);
-  }
-  for (int t = 0; t < kBlk; ++t) {
-    if (!(bits >> t & 1u)) continue;
-    const float* row = vt + size_t(t) * D;
-    vf pj[HN];
-    for (int h = 0; h < HN; ++h) pj[h] = set1(p[h][t]);
-    for (int v = 0; v < NV; ++v) {
-      const vf x = load(row + v * W);
-      for (int h = 0; h < HN; ++h) ov[h][v] = fma(pj[h], x, ov[h][v]);
-    }
-  }
-  for (int h = 0; h < HN; ++h)
-    for (int v = 0; v < NV; ++v) store(o[h] + v * W, ov[h][v]);
 }
 
 // Heads per P.V pass: as many as keep HN x NV accumulators (plus a row vector and the p
