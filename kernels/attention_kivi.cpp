@@ -50,7 +50,9 @@ constexpr float kLog2e = 1.4426950408889634f;
 #if defined(__AVX512F__)
 constexpr int kScoreHeads = 8;  // 8 heads x 2 key vectors of accumulators
 #else
-constexpr int kScoreHeads = 2;  // 2 heads x 4 key vectors + 4 code vectors of the 16 ymm
+// 3 heads x 4 key vectors: 12 independent FMA chains cover the FMA latency (G = 3, the small
+// family's, took a 2-head and a 1-head pass with 8 and 4); code rows are FMA memory operands.
+constexpr int kScoreHeads = 3;
 #endif
 
 // An fp16 at p, exactly (F16C; fp16_to_f32's value).
