@@ -25,6 +25,7 @@
 
 #include <immintrin.h>
 
+#include "kernels/attention_block.h"
 #include "kernels/check.h"
 #include "kernels/quant.h"
 #include "kernels/simd.h"
@@ -41,8 +42,7 @@ namespace {
 
 using namespace simd;
 
-constexpr int kBlk = 32;       // keys per online-softmax block (part of the numerics)
-constexpr int kBV = kBlk / W;  // score vectors per block
+using namespace attention_block;  // kBlk keys per block, kBV score vectors per block
 constexpr int kMaxD = 256;
 constexpr float kLog2e = 1.4426950408889634f;
 
@@ -69,33 +69,13 @@ inline void nibbles(const uint8_t* p, vf& lo, vf& hi) {
   lo = _mm512_cvtepi32_ps(_mm512_and_si512(b, _mm512_set1_epi32(15)));
   hi = _mm512_cvtepi32_ps(_mm512_srli_epi32(b, 4));
 }
-inline float hsum(vf x) {
-  return _mm512_reduce_add_ps(x);
-}
-inline vmask mask_bits(uint32_t bits) {
-  return vmask(bits & 0xffffu);
-}
 #else
 inline void nibbles(const uint8_t* p, vf& lo, vf& hi) {
   const __m256i b = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
   lo = _mm256_cvtepi32_ps(_mm256_and_si256(b, _mm256_set1_epi32(15)));
   hi = _mm256_cvtepi32_ps(_mm256_srli_epi32(b, 4));
 }
-inline float hsum(vf x) {
-  const __m128 h = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
-  const __m128 q = _mm_add_ps(h, _mm_movehl_ps(h, h));
-  return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
-}
-inline vmask mask_bits(uint32_t bits) {
-  const __m256i lane = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-  const __m256i b = _mm256_and_si256(_mm256_set1_epi32(int(bits & 0xffu)), lane);
-  return _mm256_castsi256_ps(_mm256_cmpeq_epi32(b, lane));
-}
 #endif
-
-float exp2_scalar(float x) {
-  return lane0(simd::exp2(set1(x)));
-}
 
 // One record's values in tile lane order; the values are kv_dequantize_head's, bit for bit.
 // With AVX-512 a group's 16 possible values (k - z) * s are computed once, by the same two
@@ -459,31 +439,6 @@ void block_scores(const QueryView& q, const uint8_t* block, vf (*sc)[kBV], bool 
   }
 }
 
-// o_h = o_h * alpha_h, then o_h = fma(p_h[t], v̂_t, o_h) over visible t in key order, for HN
-// heads sharing each V row load.
-template <int NV, int HN>
-void block_pv(float* const* o, const float* alpha, const float* const* p, uint32_t bits,
-              const float* vt) {
-  constexpr int D = NV * W;
-  vf ov[HN][NV];
-  for (int h = 0; h < HN; ++h) {
-    const vf a = set1(alpha[h]);  // o * 1 is exact
-    for (int v = 0; v < NV; ++v) ov[h][v] = mul(load(o[h] + v * W), a);
-  }
-  for (int t = 0; t < kBlk; ++t) {
-    if (!(bits >> t & 1u)) continue;
-    const float* row = vt + size_t(t) * D;
-    vf pj[HN];
-    for (int h = 0; h < HN; ++h) pj[h] = set1(p[h][t]);
-    for (int v = 0; v < NV; ++v) {
-      const vf x = load(row + v * W);
-      for (int h = 0; h < HN; ++h) ov[h][v] = fma(pj[h], x, ov[h][v]);
-    }
-  }
-  for (int h = 0; h < HN; ++h)
-    for (int v = 0; v < NV; ++v) store(o[h] + v * W, ov[h][v]);
-}
-
 // Heads per P.V pass: as many as keep HN x NV accumulators within the registers (AVX-512: 24 of
 // the 32; AVX2: 16 ymm, so pairs up to NV = 8 as before), at most 4.
 template <int NV>
@@ -524,28 +479,6 @@ void pv_heads(int G, float* part, size_t stride, const float* alpha, const float
     else
       block_pv_rest<NV, HN>(hn, o, alpha + h, pp, bits, vt);
   }
-}
-
-// The online-softmax update of one head over one block; returns alpha and writes p.
-float block_softmax(const vf* sc, float c, uint32_t bits, float* m, float* l, float* p) {
-  vf t[kBV];
-  vf vmax = set1(-INFINITY);  // max is exact: one horizontal max of the lane-wise max suffices
-  for (int r = 0; r < kBV; ++r) {
-    t[r] = mul(sc[r], set1(c));
-    vmax = max(vmax, sel(mask_bits(bits >> (r * W)), t[r], set1(-INFINITY)));
-  }
-  const float mb = hmax(vmax);
-  const float mn = std::max(*m, mb);
-  const float alpha = mb > *m ? exp2_scalar(*m - mn) : 1.f;
-  vf ps = zero();
-  for (int r = 0; r < kBV; ++r) {
-    const vf pr = sel(mask_bits(bits >> (r * W)), simd::exp2(sub(t[r], set1(mn))), zero());
-    store(p + r * W, pr);
-    ps = add(ps, pr);
-  }
-  *l = *l * alpha + hsum(ps);
-  *m = mn;
-  return alpha;
 }
 
 #if defined(__AVX512F__)

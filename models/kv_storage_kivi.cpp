@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/attention.h"
+#include "kernels/attention_kivi.h"
 #include "kernels/check.h"
 #include "kernels/kv_quant_kivi.h"
 
@@ -20,6 +20,9 @@ namespace accel {
 namespace {
 
 constexpr size_t kBlock = kKiviGroup;
+// Batches up to this many rows attend with the fused kernel (decode, speculative verification);
+// larger ones dequantize once (attention_kivi_dequantized).
+constexpr size_t kFusedMaxRows = 16;
 
 class KiviStorage final : public KVStorage {
  public:
@@ -64,18 +67,20 @@ class KiviStorage final : public KVStorage {
     Layer& l = layers_[size_t(layer)];
     reopen(l, row0);
     const size_t n_kv = row0 + b.n;
-    kf_.resize(n_kv * kv_dim_);
-    vf_.resize(n_kv * kv_dim_);
-    dequantize(l, kf_.data(), vf_.data());
     const size_t res = row0 - l.quantized;  // residual rows stored before this batch
-    std::memcpy(&kf_[l.quantized * kv_dim_], l.res_k.data(), res * kv_dim_ * sizeof(float));
-    std::memcpy(&vf_[l.quantized * kv_dim_], l.res_v.data(), res * kv_dim_ * sizeof(float));
-    for (size_t t = 0; t < b.n; ++t) {
-      std::memcpy(&kf_[(row0 + t) * kv_dim_], b.k_new + t * b.ld_new, kv_dim_ * sizeof(float));
-      std::memcpy(&vf_[(row0 + t) * kv_dim_], b.v_new + t * b.ld_new, kv_dim_ * sizeof(float));
+    KiviKV kv{bits_, l.k.data(), l.v.data(), blocks_ * kbb_, cap_ * vrb_, l.quantized, {}};
+    kv.rows[0] = {l.res_k.data(), l.res_v.data(), kv_dim_, res};
+    kv.rows[1] = {b.k_new, b.v_new, b.ld_new, b.n};
+    if (b.n <= kFusedMaxRows && s.softcap == 0.f) {
+      attention_kivi(s, b.q, b.ldq, b.q_pos, b.n, kv, kv_pos, n_kv, b.out, b.ldo);
+    } else {
+      // A prefill-sized batch: dequantizing once is amortized over its rows, and the f32 kernel's
+      // row-lane layout is faster than per-row tiles. The scratch is released afterwards so that
+      // decode holds none.
+      std::vector<float> kf, vf;
+      attention_kivi_dequantized(s, b.q, b.ldq, b.q_pos, b.n, kv, kv_pos, n_kv, b.out, b.ldo, kf,
+                                 vf);
     }
-    attention_causal(s, b.q, b.ldq, b.q_pos, b.n, kf_.data(), vf_.data(), kv_dim_, kv_pos, n_kv,
-                     b.out, b.ldo);
     put(l, b.k_new, b.v_new, b.ld_new, b.n, row0);
   }
   void store(int layer, const float* k, const float* v, size_t ld, size_t n, size_t row0) override {
@@ -133,17 +138,6 @@ class KiviStorage final : public KVStorage {
     }
     l.quantized += kBlock;
   }
-  // Rows [0, quantized) into k / v rows of kv_dim_.
-  void dequantize(const Layer& l, float* k, float* v) const {
-    for (size_t g = 0; g < heads_; ++g)
-      for (size_t b = 0; b < l.quantized / kBlock; ++b) {
-        kivi_dequantize_key_block(&l.k[(g * blocks_ + b) * kbb_], int(D_), bits_, kBlock,
-                                  k + b * kBlock * kv_dim_ + g * D_, kv_dim_);
-        for (size_t t = b * kBlock; t < (b + 1) * kBlock; ++t)
-          kivi_dequantize_value(&l.v[(g * cap_ + t) * vrb_], int(D_), bits_,
-                                v + t * kv_dim_ + g * D_);
-      }
-  }
   // Head-major arrays move when the capacity changes: each head's bytes start at head * stride.
   void relayout(std::vector<uint8_t>& x, size_t old_stride, size_t new_stride) const {
     std::vector<uint8_t> y(heads_ * new_stride);
@@ -157,7 +151,6 @@ class KiviStorage final : public KVStorage {
   size_t heads_, D_, kv_dim_, kbb_, vrb_;
   size_t cap_ = 0, blocks_ = 0;
   std::vector<Layer> layers_;
-  std::vector<float> kf_, vf_;  // the f32 context of one attend call
 };
 
 }  // namespace

@@ -5,11 +5,12 @@
 //
 // What differs from KIVI's reference: its residual_length R and group size G are separate knobs;
 // here both are 32, and the full-precision residual is the incomplete block (0-31 tokens) for
-// values as for keys, where KIVI keeps exactly the newest R values. Attention dequantizes the
-// stored blocks into a scratch and runs the engine's attention kernel over them, the residual and
-// the batch's own rows (all in full precision): not a fused kernel, so its speed is that of
-// dequantize-then-attend; what it measures is KIVI's accuracy. A batch attends before its rows are
-// stored, as KIVI's prefill does, so results depend on batching (not batch-invariant).
+// values as for keys, where KIVI keeps exactly the newest R values. A batch of up to 16 rows
+// (decode, verification) attends with the fused kernel (kernels/attention_kivi.h) straight on the
+// codes, the residual and its own rows; a larger batch dequantizes the stored blocks once into a
+// scratch freed after the call and runs the engine's attention kernel. The two round differently
+// (within the fused kernel's stated tolerance). A batch attends before its rows are stored, as
+// KIVI's prefill does, so results depend on batching (not batch-invariant).
 #pragma once
 #include <memory>
 

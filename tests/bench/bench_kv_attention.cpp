@@ -10,6 +10,11 @@
 //                  matmul / softmax / matmul, one cold iteration (n_kv <= 32K: the repeat of a
 //                  128K seed-shape cache would take 8 GiB)
 //   stream_int4    a plain SIMD read of as many bytes as the int4 records hold (bandwidth floor)
+//   fused_kivi4 / fused_kivi2    attention_kivi on KIVI key blocks and value records as the kivi
+//                  storage holds them at decode: complete blocks quantized, a 31-row f32
+//                  residual and the new row (keys and values from the same random rows)
+//   dequant_kivi4  the path it replaced: attention_kivi_dequantized (every block into f32 scratch,
+//                  then the f32 kernel), inside the timed region
 // plus the machine's read bandwidth (dram_read) and f32 FMA peak (fma_peak) in the same run.
 // Shapes: "seed" (64 query heads, 8 kv heads, D 128: Llama-3.1-70B) and "small" (12, 4, 64: the
 // small family). Names are kv_attention/<variant>/<shape>/<n_kv>, the form
@@ -24,13 +29,16 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernels/attention.h"
+#include "kernels/attention_kivi.h"
 #include "kernels/attention_quant.h"
 #include "kernels/fma_peak.h"
 #include "kernels/fp16.h"
 #include "kernels/kv_quant.h"
+#include "kernels/kv_quant_kivi.h"
 #include "kernels/threading.h"
 #include "tests/support/test_support.h"
 
@@ -165,6 +173,67 @@ void fused(benchmark::State& st, int shape, size_t n, accel::KVQuant f) {
                            c.out.data(), qd);
   const auto& kq = f == accel::KVQuant::Int4 ? c.k4 : c.k8;
   set_counters(st, c, double(kq.size()) * 2);
+}
+
+// The KIVI layout of a cache's rows (kv_storage_kivi.cpp): rows [0, n_quant) quantized
+// (head-major key blocks, value records), the rest f32: a residual of up to 31 rows and the new
+// row.
+struct KiviCache {
+  int bits = 4;
+  size_t n_quant = 0;
+  std::vector<uint8_t> k, v;
+  accel::KiviKV view(const Cache& c) const {
+    const size_t kbb = accel::kivi_key_block_bytes(bits, c.sh->D);
+    const size_t vrb = accel::kivi_value_record_bytes(bits, c.sh->D);
+    accel::KiviKV kv{bits, k.data(), v.data(), n_quant / 32 * kbb, n_quant * vrb, n_quant, {}};
+    const size_t res = c.n - 1 - n_quant;
+    kv.rows[0] = {&c.k[n_quant * c.kv_dim()], &c.v[n_quant * c.kv_dim()], c.kv_dim(), res};
+    kv.rows[1] = {&c.k[(c.n - 1) * c.kv_dim()], &c.v[(c.n - 1) * c.kv_dim()], c.kv_dim(), 1};
+    return kv;
+  }
+};
+
+KiviCache& kivi_cache(int shape, size_t n, int bits) {
+  static std::map<std::tuple<int, size_t, int>, std::unique_ptr<KiviCache>> all;
+  auto& kc = all[{shape, n, bits}];
+  if (kc) return *kc;
+  const Cache& c = cache(shape, n);
+  kc = std::make_unique<KiviCache>();
+  kc->bits = bits;
+  kc->n_quant = (n - 1) / 32 * 32;  // n - 1 rows stored before the decode step
+  const int D = c.sh->D;
+  const size_t kbb = accel::kivi_key_block_bytes(bits, D),
+               vrb = accel::kivi_value_record_bytes(bits, D);
+  const size_t blocks = kc->n_quant / 32, kvd = c.kv_dim();
+  kc->k.resize(size_t(c.sh->kv_heads) * blocks * kbb);
+  kc->v.resize(size_t(c.sh->kv_heads) * kc->n_quant * vrb);
+  for (size_t g = 0; g < size_t(c.sh->kv_heads); ++g)
+    for (size_t b = 0; b < blocks; ++b) {
+      accel::kivi_quantize_key_block(&c.k[b * 32 * kvd + g * size_t(D)], kvd, D, bits,
+                                     &kc->k[(g * blocks + b) * kbb]);
+      for (size_t t = b * 32; t < b * 32 + 32; ++t)
+        accel::kivi_quantize_value(&c.v[t * kvd + g * size_t(D)], D, bits,
+                                   &kc->v[(g * kc->n_quant + t) * vrb]);
+    }
+  return *kc;
+}
+
+void kivi(benchmark::State& st, int shape, size_t n, int bits, bool fused_kernel) {
+  Cache& c = cache(shape, n);
+  const KiviCache& kc = kivi_cache(shape, n, bits);
+  const accel::KiviKV kv = kc.view(c);
+  const int32_t qp = int32_t(n - 1);
+  const size_t qd = size_t(c.sh->heads) * c.sh->D;
+  std::vector<float> kf, vf;
+  for (auto _ : st) {
+    if (fused_kernel)
+      accel::attention_kivi(c.shape(), c.q.data(), qd, &qp, 1, kv, c.pos.data(), n, c.out.data(),
+                            qd);
+    else
+      accel::attention_kivi_dequantized(c.shape(), c.q.data(), qd, &qp, 1, kv, c.pos.data(), n,
+                                        c.out.data(), qd, kf, vf);
+  }
+  set_counters(st, c, double(kc.k.size() + kc.v.size() + (n - kc.n_quant) * c.kv_dim() * 8));
 }
 
 // The fused int4 kernel on a sliding-window layer with gpt-oss sinks: a window of 128 over the
@@ -314,6 +383,11 @@ void register_all() {
       reg("fused_q8_0",
           [](benchmark::State& st, int s, size_t k) { fused(st, s, k, accel::KVQuant::Q8_0); });
       reg("stream_int4", BM_StreamInt4);
+      reg("fused_kivi4", [](benchmark::State& st, int s, size_t k) { kivi(st, s, k, 4, true); });
+      reg("fused_kivi2", [](benchmark::State& st, int s, size_t k) { kivi(st, s, k, 2, true); });
+      if (n <= 32768)
+        reg("dequant_kivi4",
+            [](benchmark::State& st, int s, size_t k) { kivi(st, s, k, 4, false); });
       if (n <= 4096) reg("fused_int4_window128_sinks", fused_window);
       if (n <= 32768) reg("seed_naive", BM_SeedNaive)->Iterations(1)->Repetitions(1);
     }

@@ -1,0 +1,94 @@
+// The per-block pieces shared by the fused quantized-KV decode kernels (attention_quant.cpp,
+// attention_kivi.cpp): blocks of 32 keys with SIMD lanes over keys, the online-softmax update in
+// the exp2 domain and the P.V accumulation of a few heads per pass. For those kernels only; must
+// not change any operation or its order (both kernels' bits are defined by these sequences).
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include <immintrin.h>
+
+#include "kernels/simd.h"
+
+namespace accel::attention_block {
+
+using namespace simd;
+
+constexpr int kBlk = 32;       // keys per online-softmax block (part of the numerics)
+constexpr int kBV = kBlk / W;  // score vectors per block
+
+#if defined(__AVX512F__)
+inline float hsum(vf x) {
+  return _mm512_reduce_add_ps(x);
+}
+inline vmask mask_bits(uint32_t bits) {
+  return vmask(bits & 0xffffu);
+}
+#else
+inline float hsum(vf x) {
+  const __m128 h = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+  const __m128 q = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
+}
+inline vmask mask_bits(uint32_t bits) {
+  const __m256i lane = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  const __m256i b = _mm256_and_si256(_mm256_set1_epi32(int(bits & 0xffu)), lane);
+  return _mm256_castsi256_ps(_mm256_cmpeq_epi32(b, lane));
+}
+#endif
+
+inline float exp2_scalar(float x) {
+  return lane0(simd::exp2(set1(x)));
+}
+
+// The online-softmax update of one head over one block (scores sc, lanes over keys; bit t of
+// `bits` set for a visible key t): returns alpha and writes p.
+inline float block_softmax(const vf* sc, float c, uint32_t bits, float* m, float* l, float* p) {
+  vf t[kBV];
+  vf vmax = set1(-INFINITY);  // max is exact: one horizontal max of the lane-wise max suffices
+  for (int r = 0; r < kBV; ++r) {
+    t[r] = mul(sc[r], set1(c));
+    vmax = max(vmax, sel(mask_bits(bits >> (r * W)), t[r], set1(-INFINITY)));
+  }
+  const float mb = hmax(vmax);
+  const float mn = std::max(*m, mb);
+  const float alpha = mb > *m ? exp2_scalar(*m - mn) : 1.f;
+  vf ps = zero();
+  for (int r = 0; r < kBV; ++r) {
+    const vf pr = sel(mask_bits(bits >> (r * W)), simd::exp2(sub(t[r], set1(mn))), zero());
+    store(p + r * W, pr);
+    ps = add(ps, pr);
+  }
+  *l = *l * alpha + hsum(ps);
+  *m = mn;
+  return alpha;
+}
+
+// o_h = o_h * alpha_h, then o_h = fma(p_h[t], v_t, o_h) over visible t in order (v_t: row t of
+// the value tile vt, NV vectors), for HN heads sharing each row load.
+template <int NV, int HN>
+void block_pv(float* const* o, const float* alpha, const float* const* p, uint32_t bits,
+              const float* vt) {
+  constexpr int D = NV * W;
+  vf ov[HN][NV];
+  for (int h = 0; h < HN; ++h) {
+    const vf a = set1(alpha[h]);  // o * 1 is exact
+    for (int v = 0; v < NV; ++v) ov[h][v] = mul(load(o[h] + v * W), a);
+  }
+  for (int t = 0; t < kBlk; ++t) {
+    if (!(bits >> t & 1u)) continue;
+    const float* row = vt + size_t(t) * D;
+    vf pj[HN];
+    for (int h = 0; h < HN; ++h) pj[h] = set1(p[h][t]);
+    for (int v = 0; v < NV; ++v) {
+      const vf x = load(row + v * W);
+      for (int h = 0; h < HN; ++h) ov[h][v] = fma(pj[h], x, ov[h][v]);
+    }
+  }
+  for (int h = 0; h < HN; ++h)
+    for (int v = 0; v < NV; ++v) store(o[h] + v * W, ov[h][v]);
+}
+
+}  // namespace accel::attention_block

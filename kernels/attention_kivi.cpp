@@ -1,0 +1,508 @@
+// Fused attention on a KIVI cache (attention_kivi.h). Must not make any operation's order depend on
+// the batch, the thread count or which thread runs a chunk (the numerics are the fixed sequence in
+// the header), and must not hold more than one block's tiles per thread: no cache-sized scratch.
+//
+// Design. One work item is (query row, kv head, chunk) for decode-sized batches (split-K, then a
+// merge pass) or (query row, kv head) for larger ones (the item runs its chunks in order and merges
+// each as it finishes); both evaluate the same per-chunk sequence and the same merge, so they give
+// the same bits. All G query heads of a kv group share each block's tiles (codes decoded once).
+// Keys: per-channel codes make q . k̂ = sum_e (q_e s_e) c_et + sum_e q_e m_e, so a block costs one
+// multiply per (head, channel) for q ⊙ s, one FMA chain for the bias, and then G FMA chains over
+// the codes, lanes over keys: the codes are decoded to a 32 x D float tile once per block and
+// never dequantized. Values: per-token records, dequantized exactly into a 32 x D tile in L1.
+// Codes are decoded 8 lanes at a time whatever the vector width, so tile positions follow the
+// pack order (code_at) rather than token / element order; outputs are put back in element order.
+// Built at either SIMD width (simd.h); only the AVX2 width has been run (2026-11-27: no AVX-512
+// machine at hand); the AVX-512 build compiles.
+#include "kernels/attention_kivi.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include <immintrin.h>
+
+#include "kernels/attention_block.h"
+#include "kernels/check.h"
+#include "kernels/kv_quant_kivi.h"
+#include "kernels/simd.h"
+#include "kernels/threading.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+namespace accel {
+
+namespace {
+
+using namespace simd;
+
+using namespace attention_block;  // kBlk keys per block (one key block), kBV score vectors
+static_assert(kBlk == kKiviGroup);
+constexpr int kMaxD = 256;
+constexpr int kMaxG = 64;      // query heads per kv head (the heads' pointer arrays)
+constexpr size_t kPartO = 16;  // a partial: m at [0], l at [1], o[D] from [kPartO]
+constexpr float kLog2e = 1.4426950408889634f;
+
+#if defined(__AVX512F__)
+constexpr int kScoreHeads = 8;  // 8 heads x 2 key vectors of accumulators
+#else
+// 3 heads x 4 key vectors: 12 independent FMA chains cover the FMA latency (G = 3, the small
+// family's, took a 2-head and a 1-head pass with 8 and 4); code rows are FMA memory operands.
+constexpr int kScoreHeads = 3;
+#endif
+
+// An fp16 at p, exactly (F16C; fp16_to_f32's value).
+inline float half_at(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+// Code index held at tile position p (p = 8 r + lane) of a decoded group: decode32's order.
+int code_at(int bits, int p) {
+  const int r = p / 8, lane = p % 8;
+  return bits == 4 ? r / 2 * 16 + 2 * lane + r % 2 : 4 * lane + r;
+}
+
+// One group's 32 codes into dst[0..32) in tile order: codes as exact floats, or (kDequant) their
+// values c * s + m with kivi_dequant's two roundings.
+template <bool kDequant>
+inline void decode32(const uint8_t* codes, int bits, float s, float m, float* dst) {
+  const __m256 sv = _mm256_set1_ps(s), mv = _mm256_set1_ps(m);
+  auto put = [&](float* at, __m256i c) {
+    __m256 x = _mm256_cvtepi32_ps(c);
+    if constexpr (kDequant) x = _mm256_add_ps(_mm256_mul_ps(x, sv), mv);
+    _mm256_storeu_ps(at, x);
+  };
+  if (bits == 4) {
+    const __m256i low = _mm256_set1_epi32(15);
+    for (int h = 0; h < 2; ++h) {
+      const __m256i b =
+          _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes + 8 * h)));
+      put(dst + 16 * h, _mm256_and_si256(b, low));
+      put(dst + 16 * h + 8, _mm256_srli_epi32(b, 4));
+    }
+  } else {
+    const __m256i b =
+        _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes)));
+    const __m256i low = _mm256_set1_epi32(3);
+    put(dst, _mm256_and_si256(b, low));
+    put(dst + 8, _mm256_and_si256(_mm256_srli_epi32(b, 2), low));
+    put(dst + 16, _mm256_and_si256(_mm256_srli_epi32(b, 4), low));
+    put(dst + 24, _mm256_srli_epi32(b, 6));
+  }
+}
+
+// Bit t set when key j0 + t (t < nb) is visible at query position qp (lowest visible ql).
+uint32_t visible_bits(const int32_t* pos, int nb, int32_t qp, int32_t ql) {
+  uint32_t bits = 0;
+  for (int t = 0; t < nb; ++t) bits |= uint32_t(pos[t] <= qp && pos[t] >= ql) << t;
+  return bits;
+}
+
+struct Problem {
+  const float* q;
+  size_t ldq;
+  const int32_t* q_pos;
+  KiviKV kv;
+  const int32_t* kv_pos;
+  size_t n_kv;
+  float* out;
+  size_t ldo;
+  int D, G, Hkv;
+  size_t kbb, vrb, cb;  // key block, value record and group code bytes
+  size_t n_chunks;
+  float c;  // scale * log2(e)
+  int window;
+  const float* sinks;
+  int perm[kBlk];  // code_at(bits, p)
+};
+
+size_t part_stride(const Problem& pr) {
+  return size_t(pr.D) + kPartO;
+}
+
+// Per-slot tiles: the block's key codes (or f32 keys) [D][32] and values [32][D], both in tile
+// order, q ⊙ s per head, the block's probabilities, and the chunk partials.
+struct Scratch {
+  std::vector<float> kt, vt, qs, p, alpha, bias, part, acc;
+  void fit(const Problem& pr) {
+    const size_t D = size_t(pr.D), G = size_t(pr.G);
+    kt.assign(D * kBlk, 0.f);
+    vt.assign(kBlk * D, 0.f);
+    qs.assign(G * D, 0.f);
+    p.assign(G * kBlk, 0.f);
+    alpha.assign(G, 0.f);
+    bias.assign(G, 0.f);
+    part.assign(G * part_stride(pr), 0.f);
+    acc.assign(G * part_stride(pr), 0.f);
+  }
+};
+
+// Scores of HN heads against the key tile, lanes over tile positions: one FMA chain over e per
+// key, then + bias (quantized blocks).
+template <int HN>
+void block_scores(const float* const* qv, const float* bias, const float* kt, int D,
+                  vf (*sc)[kBV]) {
+  // Local accumulators: written through sc inside the loop they were stored every iteration.
+  vf acc[HN][kBV];
+  for (int h = 0; h < HN; ++h)
+    for (int r = 0; r < kBV; ++r) acc[h][r] = zero();
+  for (int e = 0; e < D; ++e) {
+    vf x[kBV];
+    for (int r = 0; r < kBV; ++r) x[r] = load(kt + size_t(e) * kBlk + r * W);
+    for (int h = 0; h < HN; ++h) {
+      const vf qe = bcast(qv[h] + e);
+      for (int r = 0; r < kBV; ++r) acc[h][r] = fma(qe, x[r], acc[h][r]);
+    }
+  }
+  for (int h = 0; h < HN; ++h)
+    for (int r = 0; r < kBV; ++r) sc[h][r] = bias ? add(acc[h][r], set1(bias[h])) : acc[h][r];
+}
+
+template <int HN>
+void scores_n(int hn, const float* const* qv, const float* bias, const float* kt, int D,
+              vf (*sc)[kBV]) {
+  if (hn == HN) return block_scores<HN>(qv, bias, kt, D, sc);
+  if constexpr (HN > 1) return scores_n<HN - 1>(hn, qv, bias, kt, D, sc);
+}
+
+// Heads per P.V pass: as many as keep HN x NV accumulators (plus a row vector and the p
+// broadcasts) within the registers, at most 4.
+template <int NV>
+constexpr int pv_heads_per_pass() {
+#if defined(__AVX512F__)
+  return std::clamp(24 / NV, 1, 4);
+#else
+  return std::clamp(12 / NV, 1, 4);
+#endif
+}
+
+template <int NV, int HN>
+void pv_n(int hn, float* const* o, const float* alpha, const float* const* p, uint32_t bits,
+          const float* vt) {
+  if (hn == HN) return block_pv<NV, HN>(o, alpha, p, bits, vt);
+  if constexpr (HN > 1) return pv_n<NV, HN - 1>(hn, o, alpha, p, bits, vt);
+}
+
+// Scores, softmax and P.V of one block for the group's G heads (the tiles are filled).
+template <int NV>
+void block_attend(const Problem& pr, Scratch& sc, const float* const* qv, const float* bias,
+                  uint32_t bits, float* part) {
+  constexpr int D = NV * W;
+  const size_t stride = part_stride(pr);
+  for (int h0 = 0; h0 < pr.G; h0 += kScoreHeads) {
+    const int hn = std::min(kScoreHeads, pr.G - h0);
+    vf s[kScoreHeads][kBV];
+    scores_n<kScoreHeads>(hn, qv + h0, bias ? bias + h0 : nullptr, sc.kt.data(), D, s);
+    for (int h = h0; h < h0 + hn; ++h) {
+      float* P = part + size_t(h) * stride;
+      sc.alpha[size_t(h)] =
+          block_softmax(s[h - h0], pr.c, bits, &P[0], &P[1], &sc.p[size_t(h) * kBlk]);
+    }
+  }
+  constexpr int HN = pv_heads_per_pass<NV>();
+  for (int h0 = 0; h0 < pr.G; h0 += HN) {
+    const int hn = std::min(HN, pr.G - h0);
+    float* o[HN];
+    const float* pp[HN];
+    for (int u = 0; u < hn; ++u) {
+      o[u] = part + size_t(h0 + u) * stride + kPartO;
+      pp[u] = &sc.p[size_t(h0 + u) * kBlk];
+    }
+    pv_n<NV, HN>(hn, o, &sc.alpha[size_t(h0)], pp, bits, sc.vt.data());
+  }
+}
+
+// The next quantized block's key block and value records, a cache line at a time.
+inline void prefetch_block(const uint8_t* kblock, const uint8_t* vrec, const Problem& pr) {
+  for (size_t b = 0; b < pr.kbb; b += 64) prefetch(kblock + b);
+  for (size_t b = 0; b < size_t(kBlk) * pr.vrb; b += 64) prefetch(vrec + b);
+}
+
+// A quantized block (rows j0 .. j0 + 31 of kv head g): code tile, q ⊙ s and bias per head,
+// value tile of the visible keys.
+template <int NV>
+void quant_block(const Problem& pr, Scratch& sc, const float* qrow, int g, size_t j0, uint32_t bits,
+                 bool prefetch_next, float* part) {
+  constexpr int D = NV * W;
+  const uint8_t* kb = pr.kv.k + size_t(g) * pr.kv.k_head_stride + j0 / kBlk * pr.kbb;
+  const uint8_t* vb = pr.kv.v + size_t(g) * pr.kv.v_head_stride;
+  if (prefetch_next) prefetch_block(kb + pr.kbb, vb + (j0 + kBlk) * pr.vrb, pr);
+  const int bits_k = pr.kv.bits;
+  for (int e = 0; e < D; ++e)
+    decode32<false>(kb + size_t(e) * pr.cb, bits_k, 0.f, 0.f, &sc.kt[size_t(e) * kBlk]);
+  const auto* scales = reinterpret_cast<const uint16_t*>(kb + size_t(D) * pr.cb);
+  const uint16_t* mins = scales + D;
+  const float* qv[kMaxG];
+  for (int h = 0; h < pr.G; ++h) {
+    const float* qh = qrow + size_t(h) * D;
+    float* qs = &sc.qs[size_t(h) * D];
+    vf b = zero();
+    for (int e = 0; e < D; e += W) {
+      const vf x = load(qh + e);
+      store(qs + e, mul(x, from_f16(scales + e)));
+      b = fma(x, from_f16(mins + e), b);
+    }
+    sc.bias[size_t(h)] = hsum(b);
+    qv[h] = qs;
+  }
+  uint32_t tbits = bits;
+  if (bits != 0xffffffffu) {
+    tbits = 0;
+    for (int p = 0; p < kBlk; ++p) tbits |= (bits >> pr.perm[p] & 1u) << p;
+  }
+  const size_t groups = size_t(D / kKiviGroup);
+  for (int p = 0; p < kBlk; ++p) {
+    if (!(tbits >> p & 1u)) continue;
+    const uint8_t* rec = vb + (j0 + size_t(pr.perm[p])) * pr.vrb;
+    const uint8_t* vs = rec + groups * pr.cb;
+    const uint8_t* vm = vs + 2 * groups;
+    for (size_t gg = 0; gg < groups; ++gg)
+      decode32<true>(rec + gg * pr.cb, bits_k, half_at(vs + 2 * gg), half_at(vm + 2 * gg),
+                     &sc.vt[size_t(p) * D + gg * kBlk]);
+  }
+  block_attend<NV>(pr, sc, qv, sc.bias.data(), tbits, part);
+}
+
+// A full-precision block (rows j0 .. j0 + nb - 1, all at or past n_quant): keys transposed into
+// the tile in token order, values permuted into the value tile's element order.
+template <int NV>
+void f32_block(const Problem& pr, Scratch& sc, const float* qrow, int g, size_t j0, int nb,
+               uint32_t bits, float* part) {
+  constexpr int D = NV * W;
+  for (int t = 0; t < nb; ++t) {
+    if (!(bits >> t & 1u)) continue;
+    size_t j = j0 + size_t(t) - pr.kv.n_quant;
+    const int seg = j < pr.kv.rows[0].n ? 0 : 1;
+    if (seg) j -= pr.kv.rows[0].n;
+    const KiviKV::Rows& r = pr.kv.rows[seg];
+    const float* kr = r.k + j * r.ld + size_t(g) * D;
+    const float* vr = r.v + j * r.ld + size_t(g) * D;
+    for (int e = 0; e < D; ++e) sc.kt[size_t(e) * kBlk + size_t(t)] = kr[e];
+    float* vt = &sc.vt[size_t(t) * D];
+    for (int e = 0; e < D; ++e) vt[e] = vr[e / kBlk * kBlk + pr.perm[e % kBlk]];
+  }
+  const float* qv[kMaxG];
+  for (int h = 0; h < pr.G; ++h) qv[h] = qrow + size_t(h) * D;
+  block_attend<NV>(pr, sc, qv, nullptr, bits, part);
+}
+
+// Chunk ch of query row i against kv head g into part (G partials).
+template <int NV>
+void run_chunk_nv(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, float* part) {
+  const size_t stride = part_stride(pr);
+  for (int h = 0; h < pr.G; ++h) {
+    float* P = part + size_t(h) * stride;
+    P[0] = -INFINITY;
+    std::fill(P + 1, P + stride, 0.f);
+  }
+  const int32_t qp = pr.q_pos[i], ql = attention_window_lo(qp, pr.window);
+  const float* qrow = pr.q + i * pr.ldq + size_t(g) * size_t(pr.G) * size_t(pr.D);
+  const size_t j_end = std::min(pr.n_kv, (ch + 1) * kKiviChunk);
+  for (size_t j0 = ch * kKiviChunk; j0 < j_end; j0 += kBlk) {
+    const int nb = int(std::min<size_t>(kBlk, j_end - j0));
+    const uint32_t bits = visible_bits(pr.kv_pos + j0, nb, qp, ql);
+    if (!bits) continue;
+    if (j0 < pr.kv.n_quant)
+      quant_block<NV>(pr, sc, qrow, g, j0, bits, j0 + kBlk < std::min(j_end, pr.kv.n_quant), part);
+    else
+      f32_block<NV>(pr, sc, qrow, g, j0, nb, bits, part);
+  }
+}
+
+void run_chunk(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, float* part) {
+  switch (pr.D) {  // head_dim is a multiple of 32 up to 256 (checked on entry)
+    case 32:
+      return run_chunk_nv<32 / W>(pr, i, g, ch, sc, part);
+    case 64:
+      return run_chunk_nv<64 / W>(pr, i, g, ch, sc, part);
+    case 96:
+      return run_chunk_nv<96 / W>(pr, i, g, ch, sc, part);
+    case 128:
+      return run_chunk_nv<128 / W>(pr, i, g, ch, sc, part);
+    case 160:
+      return run_chunk_nv<160 / W>(pr, i, g, ch, sc, part);
+    case 192:
+      return run_chunk_nv<192 / W>(pr, i, g, ch, sc, part);
+    case 224:
+      return run_chunk_nv<224 / W>(pr, i, g, ch, sc, part);
+    case 256:
+      return run_chunk_nv<256 / W>(pr, i, g, ch, sc, part);
+  }
+  ACCEL_FAIL("head_dim %d not instantiated (multiples of 32 up to 256)", pr.D);
+}
+
+// acc <- acc merged with one chunk's partial (the online rule of the header); an accumulator with
+// l = 0 is empty, a chunk whose l is not positive contributes nothing.
+void merge_into(float* acc, const float* part, int D) {
+  if (!(part[1] > 0)) return;
+  if (!(acc[1] > 0)) {
+    std::copy(part, part + kPartO + size_t(D), acc);
+    return;
+  }
+  const float M = std::max(acc[0], part[0]);
+  const float a = exp2_scalar(acc[0] - M), b = exp2_scalar(part[0] - M);
+  acc[1] = acc[1] * a + part[1] * b;
+  const vf av = set1(a), bv = set1(b);
+  for (int d = 0; d < D; d += W) {
+    float* o = acc + kPartO + d;
+    store(o, fma(load(part + kPartO + d), bv, mul(load(o), av)));
+  }
+  acc[0] = M;
+}
+
+// out = o / l in element order (a sink joins the denominator as one more logit); zeros if empty.
+void finish(const Problem& pr, size_t i, int head, const float* acc) {
+  float* out = pr.out + i * pr.ldo + size_t(head) * size_t(pr.D);
+  if (!(acc[1] > 0)) {
+    std::fill(out, out + pr.D, 0.f);
+    return;
+  }
+  float l = acc[1], a = 1.f;
+  if (pr.sinks) {
+    const float t = pr.sinks[head] * kLog2e, M = std::max(acc[0], t);
+    a = exp2_scalar(acc[0] - M);
+    l = l * a + exp2_scalar(t - M);
+  }
+  alignas(64) float o[kMaxD];
+  const vf av = set1(a), lv = set1(l);
+  for (int d = 0; d < pr.D; d += W) store(o + d, div(mul(load(acc + kPartO + d), av), lv));
+  for (int k = 0; k < pr.D; ++k) out[k / kBlk * kBlk + pr.perm[k % kBlk]] = o[k];
+}
+
+void check_problem(const AttentionShape& s, size_t n_q, size_t ldq, size_t ldo, const KiviKV& kv,
+                   size_t n_kv) {
+  ACCEL_CHECK(s.n_kv_heads > 0 && s.n_heads > 0 && s.n_heads % s.n_kv_heads == 0,
+              "shape: %d heads, %d kv heads", s.n_heads, s.n_kv_heads);
+  ACCEL_CHECK(s.head_dim > 0 && s.head_dim % kKiviGroup == 0 && s.head_dim <= kMaxD,
+              "head_dim %d is not instantiated (multiples of %d up to %d)", s.head_dim, kKiviGroup,
+              kMaxD);
+  ACCEL_CHECK(s.n_heads / s.n_kv_heads <= kMaxG, "%d query heads per kv head",
+              s.n_heads / s.n_kv_heads);
+  ACCEL_CHECK(kv.bits == 2 || kv.bits == 4, "KIVI bits %d (2 or 4)", kv.bits);
+  check_mask_options(s);
+  ACCEL_CHECK(s.softcap == 0.f, "attention soft-cap %g: the KIVI kernel does not implement it",
+              double(s.softcap));
+  ACCEL_CHECK(kv.n_quant % kKiviGroup == 0, "%zu quantized rows: not whole blocks of %d",
+              kv.n_quant, kKiviGroup);
+  ACCEL_CHECK(n_kv == kv.n_quant + kv.rows[0].n + kv.rows[1].n,
+              "n_kv %zu != %zu quantized + %zu + %zu full-precision rows", n_kv, kv.n_quant,
+              kv.rows[0].n, kv.rows[1].n);
+  const size_t qw = size_t(s.n_heads) * size_t(s.head_dim);
+  const size_t kvw = size_t(s.n_kv_heads) * size_t(s.head_dim);
+  ACCEL_CHECK(n_q <= 1 || (ldq >= qw && ldo >= qw),
+              "%zu query rows of %zu floats: strides ldq %zu / ldo %zu are shorter", n_q, qw, ldq,
+              ldo);
+  for (const KiviKV::Rows& r : kv.rows)
+    ACCEL_CHECK(r.n <= 1 || r.ld >= kvw, "%zu f32 rows of %zu floats: stride %zu is shorter", r.n,
+                kvw, r.ld);
+}
+
+}  // namespace
+
+void attention_kivi(const AttentionShape& s, const float* q, size_t ldq, const int32_t* q_pos,
+                    size_t n_q, const KiviKV& kv, const int32_t* kv_pos, size_t n_kv, float* out,
+                    size_t ldo) {
+  check_problem(s, n_q, ldq, ldo, kv, n_kv);
+  if (n_q == 0) return;
+  Problem pr{};
+  pr.q = q;
+  pr.ldq = ldq;
+  pr.q_pos = q_pos;
+  pr.kv = kv;
+  pr.kv_pos = kv_pos;
+  pr.n_kv = n_kv;
+  pr.out = out;
+  pr.ldo = ldo;
+  pr.D = s.head_dim;
+  pr.G = s.n_heads / s.n_kv_heads;
+  pr.Hkv = s.n_kv_heads;
+  pr.kbb = kivi_key_block_bytes(kv.bits, s.head_dim);
+  pr.vrb = kivi_value_record_bytes(kv.bits, s.head_dim);
+  pr.cb = kivi_codes_bytes(kv.bits);
+  pr.n_chunks = std::max<size_t>(1, (n_kv + kKiviChunk - 1) / kKiviChunk);
+  pr.c = s.scale * kLog2e;
+  pr.window = s.window;
+  pr.sinks = s.sinks;
+  for (int p = 0; p < kBlk; ++p) pr.perm[p] = code_at(kv.bits, p);
+
+  const size_t stride = part_stride(pr), G = size_t(pr.G);
+  const size_t rows = n_q * size_t(pr.Hkv);
+  const double work = 4.0 * double(n_q) * double(n_kv) * s.n_heads * s.head_dim;
+  std::vector<Scratch> scratch(static_cast<size_t>(parallel_slots()));
+  if (rows >= size_t(2 * num_threads()) || pr.n_chunks == 1) {
+    // Enough (row, kv head) items: each runs its chunks in order, merging each as it ends.
+    parallel_for(rows, work, [&](size_t it, int slot) {
+      Scratch& sc = scratch[size_t(slot)];
+      if (sc.kt.empty()) sc.fit(pr);
+      const size_t i = it / size_t(pr.Hkv);
+      const int g = int(it % size_t(pr.Hkv));
+      for (size_t h = 0; h < G; ++h) sc.acc[h * stride + 1] = 0.f;
+      for (size_t ch = 0; ch < pr.n_chunks; ++ch) {
+        run_chunk(pr, i, g, ch, sc, sc.part.data());
+        for (size_t h = 0; h < G; ++h) merge_into(&sc.acc[h * stride], &sc.part[h * stride], pr.D);
+      }
+      for (size_t h = 0; h < G; ++h) finish(pr, i, g * pr.G + int(h), &sc.acc[h * stride]);
+    });
+    return;
+  }
+  // Split-K: one item per (row, kv head, chunk), then the same merges as a separate pass.
+  std::vector<float> parts(rows * pr.n_chunks * G * stride);
+  parallel_for(rows * pr.n_chunks, work, [&](size_t it, int slot) {
+    Scratch& sc = scratch[size_t(slot)];
+    if (sc.kt.empty()) sc.fit(pr);
+    const size_t row = it / pr.n_chunks, ch = it % pr.n_chunks;
+    run_chunk(pr, row / size_t(pr.Hkv), int(row % size_t(pr.Hkv)), ch, sc,
+              &parts[(row * pr.n_chunks + ch) * G * stride]);
+  });
+  parallel_for(
+      n_q * size_t(s.n_heads), double(n_q) * s.n_heads * pr.n_chunks * pr.D, [&](size_t it, int) {
+        const size_t i = it / size_t(s.n_heads);
+        const int head = int(it % size_t(s.n_heads));
+        const size_t row = i * size_t(pr.Hkv) + size_t(head / pr.G);
+        alignas(64) float acc[kPartO + kMaxD];
+        acc[1] = 0.f;
+        for (size_t ch = 0; ch < pr.n_chunks; ++ch)
+          merge_into(acc, &parts[((row * pr.n_chunks + ch) * G + size_t(head % pr.G)) * stride],
+                     pr.D);
+        finish(pr, i, head, acc);
+      });
+}
+
+void attention_kivi_dequantized(const AttentionShape& s, const float* q, size_t ldq,
+                                const int32_t* q_pos, size_t n_q, const KiviKV& kv,
+                                const int32_t* kv_pos, size_t n_kv, float* out, size_t ldo,
+                                std::vector<float>& kf, std::vector<float>& vf) {
+  ACCEL_CHECK(n_kv == kv.n_quant + kv.rows[0].n + kv.rows[1].n,
+              "n_kv %zu != %zu quantized + %zu + %zu full-precision rows", n_kv, kv.n_quant,
+              kv.rows[0].n, kv.rows[1].n);
+  ACCEL_CHECK(kv.n_quant % kKiviGroup == 0, "%zu quantized rows: not whole blocks of %d",
+              kv.n_quant, kKiviGroup);
+  const size_t D = size_t(s.head_dim), kv_dim = size_t(s.n_kv_heads) * D;
+  const size_t kbb = kivi_key_block_bytes(kv.bits, s.head_dim);
+  const size_t vrb = kivi_value_record_bytes(kv.bits, s.head_dim);
+  kf.resize(n_kv * kv_dim);
+  vf.resize(n_kv * kv_dim);
+  for (size_t g = 0; g < size_t(s.n_kv_heads); ++g)
+    for (size_t b = 0; b < kv.n_quant / kKiviGroup; ++b) {
+      kivi_dequantize_key_block(kv.k + g * kv.k_head_stride + b * kbb, s.head_dim, kv.bits,
+                                kKiviGroup, &kf[b * kKiviGroup * kv_dim + g * D], kv_dim);
+      for (size_t t = b * kKiviGroup; t < (b + 1) * kKiviGroup; ++t)
+        kivi_dequantize_value(kv.v + g * kv.v_head_stride + t * vrb, s.head_dim, kv.bits,
+                              &vf[t * kv_dim + g * D]);
+    }
+  size_t at = kv.n_quant;
+  for (const KiviKV::Rows& r : kv.rows)
+    for (size_t t = 0; t < r.n; ++t, ++at) {
+      std::memcpy(&kf[at * kv_dim], r.k + t * r.ld, kv_dim * sizeof(float));
+      std::memcpy(&vf[at * kv_dim], r.v + t * r.ld, kv_dim * sizeof(float));
+    }
+  attention_causal(s, q, ldq, q_pos, n_q, kf.data(), vf.data(), kv_dim, kv_pos, n_kv, out, ldo);
+}
+
+}  // namespace accel
