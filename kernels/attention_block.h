@@ -1,7 +1,8 @@
 // The per-block pieces shared by the fused quantized-KV decode kernels (attention_quant.cpp,
-// attention_kivi.cpp): blocks of 32 keys with SIMD lanes over keys, the online-softmax update in
-// the exp2 domain and the P.V accumulation of a few heads per pass. For those kernels only; must
-// not change any operation or its order (both kernels' bits are defined by these sequences).
+// attention_kivi.cpp): blocks of 32 keys with SIMD lanes over keys, which of them a query sees, the
+// online-softmax update in the exp2 domain and the P.V accumulation of a few heads per pass. For
+// those kernels only; must not change any operation or its order (both kernels' bits are defined
+// by these sequences).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -89,6 +90,25 @@ void block_pv(float* const* o, const float* alpha, const float* const* p, uint32
   }
   for (int h = 0; h < HN; ++h)
     for (int v = 0; v < NV; ++v) store(o[h] + v * W, ov[h][v]);
+}
+
+// Bit t set when key j0 + t (t < nb <= 32) is visible at query position qp whose lowest visible
+// key position is ql (attention_window_lo).
+inline uint32_t visible_bits(const int32_t* pos, int nb, int32_t qp, int32_t ql) {
+#if defined(__AVX512F__)
+  uint32_t bits = 0;
+  for (int r = 0; r * 16 < nb; ++r) {
+    const __mmask16 m = __mmask16((1u << std::min(16, nb - r * 16)) - 1u);
+    const __m512i p = _mm512_maskz_loadu_epi32(m, pos + r * 16);
+    const __mmask16 le = _mm512_mask_cmple_epi32_mask(m, p, _mm512_set1_epi32(qp));
+    bits |= uint32_t(_mm512_mask_cmpge_epi32_mask(le, p, _mm512_set1_epi32(ql))) << (r * 16);
+  }
+  return bits;
+#else
+  uint32_t bits = 0;
+  for (int t = 0; t < nb; ++t) bits |= uint32_t(pos[t] <= qp && pos[t] >= ql) << t;
+  return bits;
+#endif
 }
 
 }  // namespace accel::attention_block

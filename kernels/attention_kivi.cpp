@@ -97,13 +97,6 @@ inline void decode32(const uint8_t* codes, int bits, float s, float m, float* ds
   }
 }
 
-// Bit t set when key j0 + t (t < nb) is visible at query position qp (lowest visible ql).
-uint32_t visible_bits(const int32_t* pos, int nb, int32_t qp, int32_t ql) {
-  uint32_t bits = 0;
-  for (int t = 0; t < nb; ++t) bits |= uint32_t(pos[t] <= qp && pos[t] >= ql) << t;
-  return bits;
-}
-
 struct Problem {
   const float* q;
   size_t ldq;

@@ -143,25 +143,6 @@ inline void dequant_record(const uint8_t* rec, float* t) {
     dequant_q8<D>(rec, t);
 }
 
-// Bit t set when key j0 + t (t < nb <= 32) is visible at query position qp whose lowest visible
-// key position is ql (attention_window_lo).
-inline uint32_t visible_bits(const int32_t* pos, int nb, int32_t qp, int32_t ql) {
-#if defined(__AVX512F__)
-  uint32_t bits = 0;
-  for (int r = 0; r * 16 < nb; ++r) {
-    const __mmask16 m = __mmask16((1u << std::min(16, nb - r * 16)) - 1u);
-    const __m512i p = _mm512_maskz_loadu_epi32(m, pos + r * 16);
-    const __mmask16 le = _mm512_mask_cmple_epi32_mask(m, p, _mm512_set1_epi32(qp));
-    bits |= uint32_t(_mm512_mask_cmpge_epi32_mask(le, p, _mm512_set1_epi32(ql))) << (r * 16);
-  }
-  return bits;
-#else
-  uint32_t bits = 0;
-  for (int t = 0; t < nb; ++t) bits |= uint32_t(pos[t] <= qp && pos[t] >= ql) << t;
-  return bits;
-#endif
-}
-
 // The same values in element order (for the dequantize-then-attend path): the lane-order vectors
 // interleaved, which moves values without changing them.
 void dequant_int4_natural(const uint8_t* rec, int D, float* x) {
