@@ -122,7 +122,7 @@ class Parser {
         line_ = key_line;
         fail("key '" + longbench::utf8_encode(key) + "' appears twice in one dict");
       }
-      d.items.emplace_back(std::move(key), std::move(v));
+      d.items.push_back(PyItem{std::move(key), std::move(v)});
       skip_space();
       if (peek() == U',') {
         advance();

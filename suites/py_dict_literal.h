@@ -12,11 +12,21 @@
 
 namespace accel::jieba {
 
+// A dict entry. Its own struct, not std::pair: a pair of an incomplete PyLiteral is undefined
+// (clang with a precompiled <type_traits> rejects it), while vector of an incomplete type is
+// allowed.
+struct PyItem;
+
 struct PyLiteral {
   bool is_dict = false;
-  double number = 0;  // !is_dict: the value Python gives the literal (correctly rounded)
-  std::vector<std::pair<std::u32string, PyLiteral>> items;  // is_dict: in file order
-  size_t line = 0;                                          // where the literal starts
+  double number = 0;          // !is_dict: the value Python gives the literal (correctly rounded)
+  std::vector<PyItem> items;  // is_dict: in file order
+  size_t line = 0;            // where the literal starts
+};
+
+struct PyItem {
+  std::u32string key;
+  PyLiteral value;
 };
 
 // The value assigned to `variable` in `text` (UTF-8). Keys must be unique within a dict and

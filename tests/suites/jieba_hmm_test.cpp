@@ -58,11 +58,11 @@ TEST(JiebaHmm, LiteralReaderAcceptsTheSubsetAndNamesTheLineOfAnError) {
       " \"b\": {'c': -.5e-3, 'd': +2.}}\n",
       "t.py", "P");
   ASSERT_EQ(p.items.size(), 2u);
-  EXPECT_EQ(p.items[0].first, U"aA\U0001F600'");
-  EXPECT_EQ(p.items[0].second.number, 1.0);
-  EXPECT_EQ(p.items[1].second.items[0].second.number, -0.0005);
-  EXPECT_EQ(p.items[1].second.items[1].second.number, 2.0);
-  EXPECT_EQ(p.items[1].second.line, 3u);
+  EXPECT_EQ(p.items[0].key, U"aA\U0001F600'");
+  EXPECT_EQ(p.items[0].value.number, 1.0);
+  EXPECT_EQ(p.items[1].value.items[0].value.number, -0.0005);
+  EXPECT_EQ(p.items[1].value.items[1].value.number, 2.0);
+  EXPECT_EQ(p.items[1].value.line, 3u);
 
   EXPECT_NE(literal_error("Q={}").find("t.py:1: expected the assignment 'P = {...}'"),
             std::string::npos);
