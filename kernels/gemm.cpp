@@ -28,6 +28,7 @@
 #include "kernels/kquant_panel.h"
 #include "kernels/mxfp4.h"
 #include "kernels/mxfp4_panel.h"
+#include "kernels/q8_0_panel.h"
 #include "kernels/quant.h"
 #include "kernels/simd.h"
 #include "kernels/threading.h"
@@ -63,7 +64,7 @@ static_assert(kKC % kQK_K == 0 && kNR % 16 == 0);  // k-quant super-blocks never
 // within a panel the data is K-major so the micro-kernel streams it sequentially.
 //   F32        float    [panels][K][kNR]
 //   F16, BF16  uint16_t [panels][K][kNR]   (converted to f32 in the kernel's scratch)
-//   Q8_0       per panel, per 32-block of K: uint16_t d[kNR] (fp16), int8_t q[32][kNR]
+//   Q8_0       per panel, per 32-block of K: see q8_0_panel.h (34 bytes per 32 elements, as ggml)
 //   Q4_0       per panel, per 32-block of K: uint16_t d[kNR] (fp16), uint8_t q[16][kNR] where
 //              byte (j, n) holds column n's element j in the low nibble and j+16 in the high one
 //              (ggml's split-halves order, transposed)
@@ -88,7 +89,7 @@ size_t panel_bytes_for(DType t, size_t K) {
     case DType::BF16:
       return K * kNR * 2;
     case DType::Q8_0:
-      return K / 32 * kNR * (2 + 32);
+      return K / 32 * q8::block_bytes<kNR>();
     case DType::Q4_0:
       return K / 32 * kNR * (2 + 16);
     case DType::MXFP4:
@@ -164,18 +165,6 @@ void ukernel(size_t kc, const float* __restrict a, const uint8_t* __restrict pan
       }
       fma_row<R>(acc, a + k * kMR, bv);
     }
-  } else if constexpr (WT == DType::Q8_0) {
-    for (size_t kb = 0; kb < kc / 32; ++kb) {
-      const uint8_t* p = pan + (k0 / 32 + kb) * kNR * (2 + 32);
-      const int8_t* q = reinterpret_cast<const int8_t*>(p + kNR * 2);
-      T sc[kNV];
-      for (int j = 0; j < kNV; ++j)
-        sc[j] = simd::from_f16(reinterpret_cast<const uint16_t*>(p) + j * kW);
-      for (int k = 0; k < 32; ++k) {
-        for (int j = 0; j < kNV; ++j) bv[j] = simd::mul(simd::from_i8(q + k * kNR + j * kW), sc[j]);
-        fma_row<R>(acc, a + (kb * 32 + k) * kMR, bv);
-      }
-    }
   } else if constexpr (WT == DType::Q4_0) {
     // K rows 0..15 are the low nibbles, 16..31 the high ones (kept in K order)
     using NB = NibbleBlock;
@@ -226,8 +215,6 @@ const std::array<UKernel, kMR>& kernels_for(DType t) {
       return kKernels<DType::F16>;
     case DType::BF16:
       return kKernels<DType::BF16>;
-    case DType::Q8_0:
-      return kKernels<DType::Q8_0>;
     case DType::Q4_0:
       return kKernels<DType::Q4_0>;
     default:  // F32, and the dequantized scratch; k-quants and MXFP4 take gemm_intdot_part
@@ -274,25 +261,10 @@ void dequant_slice(DType t, const uint8_t* pan, size_t k0, size_t kc, float* __r
       for (size_t i = 0; i < kc * kNR; i += kW) simd::store(out + i, simd::from_bf16(s + i));
       return;
     }
-    case DType::Q8_0: {
-      constexpr size_t blk = kNR * (2 + 32);
-      for (size_t kb = 0; kb < kc / 32; ++kb) {
-        const uint8_t* p = pan + (k0 / 32 + kb) * blk;
-        const uint16_t* d = reinterpret_cast<const uint16_t*>(p);
-        const int8_t* q = reinterpret_cast<const int8_t*>(p + kNR * 2);
-        vf sc[kNV];
-        for (int j = 0; j < kNV; ++j) sc[j] = simd::from_f16(d + j * kW);
-        float* o = out + kb * 32 * kNR;
-        for (int k = 0; k < 32; ++k)
-          for (int j = 0; j < kNV; ++j)
-            simd::store(o + k * kNR + j * kW,
-                        simd::mul(simd::from_i8(q + k * kNR + j * kW), sc[j]));
-      }
-      return;
-    }
     case DType::Q4_0:
       dequant_nibble_slice(pan, k0, kc, out);
       return;
+    case DType::Q8_0:
     case DType::MXFP4:
     case DType::Q4_K:
     case DType::Q5_K:
@@ -421,9 +393,7 @@ PackedWeight PackedWeight::pack(DType t, const std::vector<RowSource>& parts, si
         for (size_t kb = 0; kb < cols / 32; ++kb) {
           BlockQ8_0 b;
           std::memcpy(&b, row + kb * sizeof(BlockQ8_0), sizeof b);
-          uint8_t* o = pan + kb * kNR * 34;
-          std::memcpy(o + c * 2, &b.d, 2);
-          for (int k = 0; k < 32; ++k) o[kNR * 2 + k * kNR + c] = uint8_t(b.qs[k]);
+          q8::pack_block<kNR>(b, pan + kb * q8::block_bytes<kNR>(), c);
         }
         break;
       case DType::Q4_0:
@@ -501,12 +471,13 @@ GemmSplit split_gemm(size_t M, size_t panels, int threads) {
 
 // ---------------------------------------------------------------------------------------------
 // Integer dot products on quantized activations, for every M: k-quants on q8_K activations
-// (kquant_panel.h's dot_tile), MXFP4 on q8_0 (mxfp4_panel.h's dot_tile).
+// (kquant_panel.h's dot_tile), MXFP4 and q8_0 on q8_0 (mxfp4_panel.h's, q8_0_panel.h's).
 // ---------------------------------------------------------------------------------------------
 constexpr int kKR = simd::W == 16 ? 4 : 2;  // rows per tile: 5 vectors per row stay in registers
 
 // Every row of X quantized once per call (row by row, so a row's codes never depend on M): q8_K
-// for the k-quants (a scale per 256, code sums per 16), q8_0 for MXFP4 (scale and sum per 32).
+// for the k-quants (a scale per 256, code sums per 16), q8_0 for MXFP4 and q8_0 weights (scale and
+// sum per 32).
 struct ActBuffer {
   std::vector<int8_t> q;
   std::vector<float> d;
@@ -547,10 +518,13 @@ template <DType T, int R, int NJ>
 void intdot_tile(const uint8_t* pan, size_t n_blocks, int j0, const ActBuffer& acts, size_t row0,
                  size_t K, float* y, size_t ldy, int ncols, const float* bias) {
   vf acc[NJ][R];
-  if constexpr (T == DType::MXFP4) {
+  if constexpr (T == DType::MXFP4 || T == DType::Q8_0) {
     mx::ActRow x[R];
     for (int r = 0; r < R; ++r) x[r] = acts.mrow(row0 + size_t(r), K);
-    mx::dot_tile<kNR, R, NJ>(pan, n_blocks, j0, x, acc);
+    if constexpr (T == DType::MXFP4)
+      mx::dot_tile<kNR, R, NJ>(pan, n_blocks, j0, x, acc);
+    else
+      q8::dot_tile<kNR, R, NJ>(pan, n_blocks, j0, x, acc);
   } else {
     kq::ActRow x[R];
     for (int r = 0; r < R; ++r) x[r] = acts.krow(row0 + size_t(r), K);
@@ -579,10 +553,10 @@ struct IntDot {
 
 template <DType T>
 constexpr IntDot kIntDot = {&kKTiles<T>, &intdot_tile<T, 1, kNV>,
-                            T == DType::MXFP4 ? kQK_MXFP4 : kQK_K};
+                            T == DType::MXFP4 || T == DType::Q8_0 ? size_t(32) : kQK_K};
 
 bool is_intdot(DType t) {
-  return kq::is_kquant(t) || t == DType::MXFP4;
+  return kq::is_kquant(t) || t == DType::MXFP4 || t == DType::Q8_0;
 }
 
 const IntDot& intdot_for(DType t) {
@@ -595,6 +569,8 @@ const IntDot& intdot_for(DType t) {
       return kIntDot<DType::Q6_K>;
     case DType::MXFP4:
       return kIntDot<DType::MXFP4>;
+    case DType::Q8_0:
+      return kIntDot<DType::Q8_0>;
     default:
       ACCEL_FAIL("type %d has no integer-dot kernels", int(t));
   }
@@ -629,13 +605,14 @@ void gemm_intdot_part(const ActBuffer& acts, size_t m0, size_t m1, const PackedW
 }
 
 void quantize_rows(DType t, const float* X, size_t M, size_t ldx, size_t K, ActBuffer& a) {
-  const bool mxfp4 = t == DType::MXFP4;
-  const size_t n_d = mxfp4 ? K / kQK_MXFP4 : K / kQK_K, n_sums = mxfp4 ? K / kQK_MXFP4 : K / 16;
+  const bool q8_0_acts = t == DType::MXFP4 || t == DType::Q8_0;  // q8_0 activations
+  const size_t n_d = q8_0_acts ? K / kQK_MXFP4 : K / kQK_K,
+               n_sums = q8_0_acts ? K / kQK_MXFP4 : K / 16;
   a.q.resize(M * K);
   a.d.resize(M * n_d);
   a.sums.resize(M * n_sums);
   const auto one = [&](size_t m, int) {
-    if (mxfp4)
+    if (q8_0_acts)
       quantize_activations_q8_0(X + m * ldx, K, a.q.data() + m * K, a.d.data() + m * n_d,
                                 a.sums.data() + m * n_sums);
     else

@@ -116,6 +116,9 @@ inline vi and_(vi a, vi b) {
 inline vi or_(vi a, vi b) {
   return _mm512_or_si512(a, b);
 }
+inline vi xor_(vi a, vi b) {
+  return _mm512_xor_si512(a, b);
+}
 // Per 16-bit lane, by a count that need not be a compile-time constant; callers mask each byte.
 inline vi srl16(vi a, int n) {
   return _mm512_srl_epi16(a, _mm_cvtsi32_si128(n));
@@ -170,6 +173,9 @@ inline vi and_(vi a, vi b) {
 }
 inline vi or_(vi a, vi b) {
   return _mm256_or_si256(a, b);
+}
+inline vi xor_(vi a, vi b) {
+  return _mm256_xor_si256(a, b);
 }
 inline vi srl16(vi a, int n) {
   return _mm256_srl_epi16(a, _mm_cvtsi32_si128(n));
@@ -320,10 +326,10 @@ inline __attribute__((always_inline)) void sb_step(const uint8_t* panel, size_t 
 // the first touch of each line: on AMD Zen 5 the hardware prefetchers did not keep ahead of the
 // panel's order (bench_kquant q4_K 4096 x 4096, M = 1, one thread, interleaved medians: 0.578 ms
 // without, 0.209 / 0.158 / 0.219 ms with 1 / 2 / 4 super-blocks ahead in a first version; this
-// one, 0.601 -> 0.139 ms in a later run). A run before 2026-11-26 measured an earlier prefetch variant slightly
-// slower on Intel Sapphire Rapids; this one is not yet measured there. The address is formed as an
-// integer: past the last super-blocks it points beyond the panel, where a prefetch is a harmless
-// hint but pointer arithmetic would be undefined.
+// one, 0.601 -> 0.139 ms in a later run). A run before 2026-11-26 measured an earlier prefetch
+// variant slightly slower on Intel Sapphire Rapids; this one is not yet measured there. The address
+// is formed as an integer: past the last super-blocks it points beyond the panel, where a prefetch
+// is a harmless hint but pointer arithmetic would be undefined.
 inline constexpr size_t kPrefetchAhead = 2;
 template <int NR, DType T>
 inline __attribute__((always_inline)) void prefetch_ahead(const uint8_t* sb, int step) {

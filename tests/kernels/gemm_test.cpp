@@ -38,7 +38,7 @@ bool is_kquant(DType t) {
 }
 // Weights the GEMM multiplies by quantized activations (integer dot products).
 bool is_intdot(DType t) {
-  return is_kquant(t) || t == DType::MXFP4;
+  return is_kquant(t) || t == DType::MXFP4 || t == DType::Q8_0;
 }
 
 // Raw ggml-layout weight (N rows of K) of type t from N(0, 1) values.
@@ -111,7 +111,8 @@ std::string describe(DType t, const Case& c, bool bias) {
 // sum bounded by S = the sum of the terms' magnitudes (+ |bias|), so
 // |Y - exact| <= (2 K/256 + 3) u S; the double "exact" adds ~2^-53 S (covered by + 2). The exact
 // value is the same sum in double over the same integer dot products (test::kquant_dot_reference).
-// MXFP4 (q8_0 activations, mxfp4_panel.h) has one such term per 32-block: K/32 fmas.
+// MXFP4 and q8_0 (q8_0 activations, mxfp4_panel.h, q8_0_panel.h) have one such term per 32-block:
+// K/32 fmas.
 ::testing::AssertionResult kquant_within_bound(DType t, const std::vector<uint8_t>& raw,
                                                const std::vector<float>& y, size_t ldy,
                                                const std::vector<float>& x, size_t ldx,
@@ -122,7 +123,7 @@ std::string describe(DType t, const Case& c, bool bias) {
     for (size_t n = 0; n < c.N; ++n) {
       const test::KDotReference r = test::kquant_dot_reference(
           t, raw.data() + n * row_bytes, x.data() + m * ldx, c.K, bias ? bias + n : nullptr);
-      const size_t terms = t == DType::MXFP4 ? c.K / 32 : 2 * c.K / 256;
+      const size_t terms = t == DType::MXFP4 || t == DType::Q8_0 ? c.K / 32 : 2 * c.K / 256;
       const double bound = double(terms + 5) * u * r.magnitude;
       const double err = std::fabs(double(y[m * ldy + n]) - r.exact);
       if (!(err <= bound))
@@ -246,11 +247,11 @@ TEST_P(GemmBatchInvariance, RowsMatchAcrossBatchSizesPositionsAndThreads) {
 INSTANTIATE_TEST_SUITE_P(AllTypes, GemmBatchInvariance, ::testing::ValuesIn(kAllTypes),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
-// A non-f32 weight other than the k-quants and MXFP4 must give exactly the f32 GEMM on its
-// dequantized matrix: those kernels only change how weights are stored, never the arithmetic.
-// (k-quants and MXFP4 compute on quantized activations: *ActivationErrorStaysWithin* below.)
+// A non-f32 weight other than the integer-dot types (k-quants, MXFP4, q8_0) must give exactly the
+// f32 GEMM on its dequantized matrix: those kernels only change how weights are stored, never the
+// arithmetic. (The integer-dot types compute on quantized activations: *ActivationError* below.)
 TEST(Gemm, NonF32EqualsF32OnDequantizedBitForBit) {
-  for (DType t : {DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0})
+  for (DType t : {DType::F16, DType::BF16, DType::Q4_0})
     for (const Case& c : {Case{1, 33, 64u}, Case{13, 257, 1056u}, Case{256, 64, 768}}) {
       SCOPED_TRACE(describe(t, c, true));
       const std::vector<uint8_t> raw = make_weight(t, c.N, c.K, 11);
@@ -339,17 +340,21 @@ TEST(Gemm, KQuantActivationErrorStaysWithinTheCodeRoundingBound) {
   }
 }
 
-// The same for MXFP4 on q8_0 activations (ggml's x86 quantize_row_q8_0): each code errs by at most
+// The same for MXFP4 and q8_0 weights on q8_0 activations (ggml's x86 quantize_row_q8_0): each code
+// errs by at most
 // half a step of 1 / id = amax / 127, and the block scale d = fp16(amax / 127) used for the sum
 // differs from that step by at most 2^-11 relatively, so a code c stands for x with
 // |d c - x| <= amax/127 (1/2 + 127 * 2^-11) (1 + 2^-20) = d' per element; the bound is
 // sum_k |w_k| d'_b plus the float bound of both paths.
-TEST(Gemm, Mxfp4ActivationErrorStaysWithinTheCodeRoundingBound) {
+class GemmQ8_0Activations : public ::testing::TestWithParam<DType> {};
+
+TEST_P(GemmQ8_0Activations, ErrorStaysWithinTheCodeRoundingBound) {
+  const DType t = GetParam();
   const size_t M = 3, N = 40, K = 768;
-  const std::vector<uint8_t> raw = make_weight(DType::MXFP4, N, K, 23);
-  const std::vector<float> w = dequantized(DType::MXFP4, raw, N, K);
+  const std::vector<uint8_t> raw = make_weight(t, N, K, 23);
+  const std::vector<float> w = dequantized(t, raw, N, K);
   const std::vector<float> x = random_normal(M * K, 24);
-  const PackedWeight pw = PackedWeight::pack(DType::MXFP4, raw.data(), N, K);
+  const PackedWeight pw = PackedWeight::pack(t, raw.data(), N, K);
   const std::vector<float> y = run(x.data(), M, K, pw, nullptr);
   size_t max_code_error_hits = 0;
   for (size_t m = 0; m < M; ++m) {
@@ -375,6 +380,9 @@ TEST(Gemm, Mxfp4ActivationErrorStaysWithinTheCodeRoundingBound) {
   }
   EXPECT_LT(max_code_error_hits, M * N / 4);  // a worst case; typical errors are far below it
 }
+
+INSTANTIATE_TEST_SUITE_P(Types, GemmQ8_0Activations, ::testing::Values(DType::MXFP4, DType::Q8_0),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
 
 // Every half value through the kernel's F16C path: with K = 1, X = 1 and no bias,
 // Y[n] = fma(1, w[n], +0) = w[n] (except -0 -> +0), so the in-kernel conversion must equal the

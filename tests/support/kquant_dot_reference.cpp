@@ -59,6 +59,26 @@ KDotReference mxfp4_dot_reference(const uint8_t* w, const float* x, size_t K) {
   return r;
 }
 
+// q8_0 against q8_0 activations, per 32-block: A = sum of code * code (d as fp16, then qs[32]),
+// one fma, as ggml's vec_dot_q8_0_q8_0 per block.
+KDotReference q8_0_dot_reference(const uint8_t* w, const float* x, size_t K) {
+  std::vector<int8_t> q(K);
+  std::vector<float> dx(K / 32);
+  std::vector<int32_t> s32(K / 32);
+  quantize_activations_q8_0(x, K, q.data(), dx.data(), s32.data());
+  KDotReference r{0.f, 0.0, 0.0};
+  for (size_t b = 0; b < K / 32; ++b) {
+    const uint8_t* blk = w + b * 34;
+    int64_t A = 0;
+    for (int j = 0; j < 32; ++j) A += int64_t(int8_t(blk[2 + j])) * q[b * 32 + size_t(j)];
+    const float d = half_at(blk);
+    r.model = std::fma(dx[b] * d, float(int32_t(A)), r.model);
+    r.exact += double(dx[b]) * double(d) * double(A);
+    r.magnitude += std::fabs(double(dx[b]) * double(d) * double(A));
+  }
+  return r;
+}
+
 }  // namespace
 
 void ggml_scale_min(int j, const uint8_t* q, int& sc, int& m) {
@@ -73,8 +93,9 @@ void ggml_scale_min(int j, const uint8_t* q, int& sc, int& m) {
 
 KDotReference kquant_dot_reference(DType t, const uint8_t* w, const float* x, size_t K,
                                    const float* bias) {
-  if (t == DType::MXFP4) {
-    KDotReference r = mxfp4_dot_reference(w, x, K);
+  if (t == DType::MXFP4 || t == DType::Q8_0) {
+    KDotReference r =
+        t == DType::MXFP4 ? mxfp4_dot_reference(w, x, K) : q8_0_dot_reference(w, x, K);
     if (bias) {
       r.model = r.model + *bias;
       r.exact += *bias;

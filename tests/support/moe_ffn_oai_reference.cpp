@@ -14,9 +14,10 @@
 //   down d_i:          |dd_i| <= sum_j |W_ij| |da_j| + (n_ff + 2) u (sum_j |W_ij a_j| + |b_i|)
 //   out o_i = sum_s w_s d_si:  sum_s (w_s |dd_si| + |dw_s| |d_si|) + (k + 1) u sum_s |w_s d_si|
 // doubled to cover the second-order terms and the double reference's own rounding.
-// MXFP4 experts multiply q8_0 codes of their input (kernels/mxfp4_panel.h, as llama.cpp does), so
+// MXFP4 and q8_0 experts multiply q8_0 codes of their input (kernels/mxfp4_panel.h,
+// kernels/q8_0_panel.h, as llama.cpp does), so
 // gate / up / down each add C_r = sum_k |W_rk| step_b(k), step_b = amax_b / 127 (1/2 + 127 2^-11)
-// (1 + 2^-20), the most a code can stand off its input (gemm_test's Mxfp4ActivationError bound);
+// (1 + 2^-20), the most a code can stand off its input (gemm_test's GemmQ8_0Activations bound);
 // the reference itself multiplies the unrounded inputs.
 #include "tests/support/moe_ffn_oai_reference.h"
 
@@ -54,11 +55,11 @@ void matvec(const std::vector<float>& W, const double* x, const float* b, size_t
   }
 }
 
-// C_r above for `rows` rows of W times x (zero unless the weights are MXFP4).
+// C_r above for `rows` rows of W times x (zero unless the weights are MXFP4 or q8_0).
 std::vector<double> code_error(DType t, const std::vector<float>& W, const double* x, size_t rows,
                                size_t cols) {
   std::vector<double> c(rows, 0);
-  if (t != DType::MXFP4) return c;
+  if (t != DType::MXFP4 && t != DType::Q8_0) return c;
   std::vector<double> step(cols / 32);
   for (size_t b = 0; b < cols / 32; ++b) {
     double amax = 0;

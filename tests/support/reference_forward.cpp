@@ -19,8 +19,8 @@ namespace accel::test {
 namespace {
 
 // Row-major [rows][cols], with the file's type: the engine computes k-quant products on q8_K
-// activations (kernels/kquant_panel.h) and MXFP4 products on q8_0 (kernels/mxfp4_panel.h), as
-// llama.cpp does, so matvec rounds x the same way for those.
+// activations (kernels/kquant_panel.h) and MXFP4 and q8_0 products on q8_0 (kernels/mxfp4_panel.h,
+// kernels/q8_0_panel.h), as llama.cpp does, so matvec rounds x the same way for those.
 struct Mat : std::vector<double> {
   DType type = DType::F32;
 };
@@ -30,8 +30,8 @@ bool is_kquant(DType t) {
 }
 
 // x as the engine's integer-dot GEMM sees it: rounded to float, then to the activation codes of
-// `quantize` (q8_K for k-quants, q8_0 for MXFP4) times their per-`block` scale (`group` elements
-// per code sum).
+// `quantize` (q8_K for k-quants, q8_0 for MXFP4 and q8_0) times their per-`block` scale (`group`
+// elements per code sum).
 using ActQuantizer = void (*)(const float*, size_t, int8_t*, float*, int32_t*);
 std::vector<double> codes_rounded(const std::vector<double>& x, ActQuantizer quantize, size_t block,
                                   size_t group) {
@@ -67,10 +67,11 @@ Mat load(const GgufFile& f, const std::string& name, size_t slice = 0) {
 
 // y[rows] = W[rows][cols] x[cols]
 std::vector<double> matvec(const Mat& W, const std::vector<double>& x_in) {
-  const std::vector<double> x =
-      is_kquant(W.type)        ? codes_rounded(x_in, quantize_activations_q8_K, 256, 16)
-      : W.type == DType::MXFP4 ? codes_rounded(x_in, quantize_activations_q8_0, 32, 32)
-                               : x_in;
+  const std::vector<double> x = is_kquant(W.type)
+                                    ? codes_rounded(x_in, quantize_activations_q8_K, 256, 16)
+                                : W.type == DType::MXFP4 || W.type == DType::Q8_0
+                                    ? codes_rounded(x_in, quantize_activations_q8_0, 32, 32)
+                                    : x_in;
   const size_t cols = x.size(), rows = W.size() / cols;
   std::vector<double> y(rows, 0.0);
   for (size_t r = 0; r < rows; ++r)
