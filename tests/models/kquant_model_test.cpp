@@ -210,5 +210,29 @@ TEST(KQuantModelFallback, TinyFamilyMatricesFallBackToQ8_0) {
   EXPECT_NO_THROW(Model::load(paths.at(0)));
 }
 
+// q8_0 weights meet q8_0 activations (kernels/q8_0_panel.h), which the reference models; as with
+// q8_K above, a code flip (the reference rounds double activations, the engine float ones) moves
+// a token's logits, and every later token's through K/V, by up to ~1e-2. Measured on `tiny` (seed
+// 7, 37 tokens, 2026-11-28): target relative RMS 2.8e-4 with 36 of 37 tokens within 1e-4, draft
+// 3.1e-8 with all 37. Hence, as for the k-quants: relative RMS below 5e-3 and at least 90% of
+// tokens within 1e-4 for each member. A wrong block decode moves every token by O(1).
+TEST(Q8_0Model, LogitsMatchNaiveDoubleForward) {
+  test::TempDir dir;
+  const auto paths = make_synthetic_family("tiny", dir.path().string(), 7, DType::Q8_0);
+  for (size_t i = 0; i < paths.size(); ++i) {
+    SCOPED_TRACE(paths[i]);
+    const auto m = Model::load(paths[i]);
+    const auto toks = seeded_tokens(37, m->config().n_vocab, 3);
+    const std::vector<float> got = all_logits(*m, toks, 16);
+    const std::vector<double> want = test::reference_forward(paths[i], toks);
+    const double rel = relative_rms(got, want);
+    const double match = tokens_matching(got, want, size_t(m->config().n_vocab));
+    std::printf("[ q8_0 member %zu ] vs reference: relative RMS %.2e, tokens matching %.3f\n", i,
+                rel, match);
+    EXPECT_LT(rel, 5e-3);
+    EXPECT_GE(match, 0.9);
+  }
+}
+
 }  // namespace
 }  // namespace accel

@@ -31,10 +31,11 @@ struct FamilyCase {
 class ForwardVsReference : public ::testing::TestWithParam<FamilyCase> {};
 
 // Tolerance: the engine runs in f32 with f32 weights/activations; the reference in double over the
-// same (dequantized) weights. Logits are O(1) (std ~0.5); a f32 forward through <= 4 layers of
-// width <= 352 loses ~1e-6 relative per op, so 1e-4 absolute + 1e-4 relative leaves > 10x margin
-// while any real error (wrong RoPE pairing, mask, bias, norm, expert weight) moves logits by >
-// 1e-2.
+// same (dequantized) weights. (q8_0 weights meet q8_0 activations, whose code flips need the
+// looser criterion of kquant_model_test.cpp's Q8_0Model.) Logits are O(1) (std ~0.5); a f32 forward
+// through <= 4 layers of width <= 352 loses ~1e-6 relative per op, so 1e-4 absolute + 1e-4 relative
+// leaves > 10x margin while any real error (wrong RoPE pairing, mask, bias, norm, expert weight)
+// moves logits by > 1e-2.
 TEST_P(ForwardVsReference, LogitsMatchNaiveDoubleForward) {
   const auto [family, dtype] = GetParam();
   test::TempDir dir;
@@ -54,8 +55,7 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"tiny-qwen3", "f32"}, FamilyCase{"tiny-moe", "f32"},
                       FamilyCase{"tiny-gemma3", "f32"}, FamilyCase{"tiny-gemma4", "f32"},
                       FamilyCase{"tiny-gpt-oss", "f32"}, FamilyCase{"tiny", "f16"},
-                      FamilyCase{"tiny", "bf16"}, FamilyCase{"tiny", "q8_0"},
-                      FamilyCase{"tiny", "q4_0"}),
+                      FamilyCase{"tiny", "bf16"}, FamilyCase{"tiny", "q4_0"}),
     [](const auto& info) {
       std::string n = std::string(info.param.family) + "_" + info.param.dtype;
       for (auto& ch : n)
