@@ -420,6 +420,17 @@ inline __attribute__((always_inline)) void sb_step(const uint8_t* panel, size_t 
 // is formed as an integer: past the last super-blocks it points beyond the panel, where a prefetch
 // is a harmless hint but pointer arithmetic would be undefined.
 inline constexpr size_t kPrefetchAhead = 2;
+
+// The 32-element block formats' decode prefetch (mxfp4_panel.h, q8_0_panel.h): all of the block
+// `ahead` blocks past `blk`, each BlockBytes long, asked for at once (formed as an integer, as
+// above).
+template <size_t BlockBytes, size_t Ahead>
+inline __attribute__((always_inline)) void prefetch_block_ahead(const uint8_t* blk) {
+  constexpr size_t kLines = (BlockBytes + 63) / 64;
+  const uintptr_t next = reinterpret_cast<uintptr_t>(blk) + Ahead * BlockBytes;
+  for (size_t l = 0; l < kLines; ++l)
+    __builtin_prefetch(reinterpret_cast<const void*>(next + 64 * l), 0, 3);
+}
 template <int NR, DType T>
 inline __attribute__((always_inline)) void prefetch_ahead(const uint8_t* sb, int step) {
   constexpr size_t kBytes = sb_bytes<NR>(T), kLines = (kBytes + 63) / 64;

@@ -37,11 +37,27 @@ int q45_code(DType t, const uint8_t* blk, int e) {
 
 // MXFP4 against q8_0 activations, per 32-block: A = sum of value * code (doubled E2M1 values,
 // read from the block bytes: e, then qs[16] with element j low and j + 16 high), one fma.
-KDotReference mxfp4_dot_reference(const uint8_t* w, const float* x, size_t K) {
-  std::vector<int8_t> q(K);
-  std::vector<float> dx(K / 32);
+// x rounded to q8_0 (codes and per-32 scales), as both 32-block paths see it.
+struct Q8_0Acts {
+  std::vector<int8_t> q;
+  std::vector<float> dx;
+};
+Q8_0Acts q8_0_acts(const float* x, size_t K) {
+  Q8_0Acts a{std::vector<int8_t>(K), std::vector<float>(K / 32)};
   std::vector<int32_t> s32(K / 32);
-  quantize_activations_q8_0(x, K, q.data(), dx.data(), s32.data());
+  quantize_activations_q8_0(x, K, a.q.data(), a.dx.data(), s32.data());
+  return a;
+}
+
+// One block's term of the model: one fma of the rounded scale product, and its exact twin.
+void add_block(KDotReference& r, float dx, float dw, int64_t A) {
+  r.model = std::fma(dx * dw, float(int32_t(A)), r.model);
+  r.exact += double(dx) * double(dw) * double(A);
+  r.magnitude += std::fabs(double(dx) * double(dw) * double(A));
+}
+
+KDotReference mxfp4_dot_reference(const uint8_t* w, const float* x, size_t K) {
+  const auto [q, dx] = q8_0_acts(x, K);
   KDotReference r{0.f, 0.0, 0.0};
   for (size_t b = 0; b < K / 32; ++b) {
     const uint8_t* blk = w + b * 17;
@@ -51,10 +67,7 @@ KDotReference mxfp4_dot_reference(const uint8_t* w, const float* x, size_t K) {
       A += int64_t(kMxfp4Values[blk[1 + j] & 0xF]) * xq[j];
       A += int64_t(kMxfp4Values[blk[1 + j] >> 4]) * xq[j + 16];
     }
-    const float e = e8m0_to_f32_half(blk[0]);
-    r.model = std::fma(dx[b] * e, float(int32_t(A)), r.model);
-    r.exact += double(dx[b]) * double(e) * double(A);
-    r.magnitude += std::fabs(double(dx[b]) * double(e) * double(A));
+    add_block(r, dx[b], e8m0_to_f32_half(blk[0]), A);
   }
   return r;
 }
@@ -62,19 +75,13 @@ KDotReference mxfp4_dot_reference(const uint8_t* w, const float* x, size_t K) {
 // q8_0 against q8_0 activations, per 32-block: A = sum of code * code (d as fp16, then qs[32]),
 // one fma, as ggml's vec_dot_q8_0_q8_0 per block.
 KDotReference q8_0_dot_reference(const uint8_t* w, const float* x, size_t K) {
-  std::vector<int8_t> q(K);
-  std::vector<float> dx(K / 32);
-  std::vector<int32_t> s32(K / 32);
-  quantize_activations_q8_0(x, K, q.data(), dx.data(), s32.data());
+  const auto [q, dx] = q8_0_acts(x, K);
   KDotReference r{0.f, 0.0, 0.0};
   for (size_t b = 0; b < K / 32; ++b) {
     const uint8_t* blk = w + b * 34;
     int64_t A = 0;
     for (int j = 0; j < 32; ++j) A += int64_t(int8_t(blk[2 + j])) * q[b * 32 + size_t(j)];
-    const float d = half_at(blk);
-    r.model = std::fma(dx[b] * d, float(int32_t(A)), r.model);
-    r.exact += double(dx[b]) * double(d) * double(A);
-    r.magnitude += std::fabs(double(dx[b]) * double(d) * double(A));
+    add_block(r, dx[b], half_at(blk), A);
   }
   return r;
 }
