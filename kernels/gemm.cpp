@@ -6,8 +6,8 @@
 //
 // Why hand-written intrinsics: speed, and a reduction order fixed by the code. k-quant weights take
 // their own integer-dot path (gemm_intdot_part; per-output arithmetic in kquant_panel.h), and so
-// do MXFP4 weights (mxfp4_panel.h), again the same for every M. Every other output Y[m][n] lives in
-// one register lane and is computed as
+// do MXFP4 and q8_0 weights (mxfp4_panel.h, q8_0_panel.h), again the same for every M. Every
+// other output Y[m][n] lives in one register lane and is computed as
 //   acc = 0;  for k = 0..K-1: acc = fma(x[m][k], w[n][k], acc);  Y = acc (+ bias[n], one add)
 // with w[n][k] the exact float value dequantize_row() gives. K-blocking stores the partial sum to
 // Y and reloads it (exact), so blocking does not change the sequence. Lanes never interact, so
@@ -217,7 +217,7 @@ const std::array<UKernel, kMR>& kernels_for(DType t) {
       return kKernels<DType::BF16>;
     case DType::Q4_0:
       return kKernels<DType::Q4_0>;
-    default:  // F32, and the dequantized scratch; k-quants and MXFP4 take gemm_intdot_part
+    default:  // F32, and the dequantized scratch; k-quants, MXFP4, q8_0 take gemm_intdot_part
       return kKernels<DType::F32>;
   }
 }
