@@ -64,9 +64,11 @@ Environment capture_environment() {
 #endif
   std::ifstream cpu("/proc/cpuinfo");
   std::string line;
+  // avx_vnni and avx512_vnni choose the integer-dot kernels' variant (kernels/kquant_panel.h,
+  // q8_0_panel.h) in a -march=native build, so a figure can be traced to it.
   static const std::set<std::string> simd = {
-      "sse4_2",   "avx",      "avx2",        "fma",         "f16c",        "avx512f",
-      "avx512bw", "avx512vl", "avx512_bf16", "avx512_vnni", "avx512_fp16", "amx_tile"};
+      "sse4_2",   "avx",         "avx2",        "fma",         "f16c",     "avx512f", "avx512bw",
+      "avx512vl", "avx512_bf16", "avx512_vnni", "avx512_fp16", "amx_tile", "avx_vnni"};
   while (std::getline(cpu, line)) {
     const auto colon = line.find(':');
     if (colon == std::string::npos) continue;

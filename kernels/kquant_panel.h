@@ -238,9 +238,8 @@ inline vi dot4_16(vi acc16, vi w, vi x) {
 inline vi madd16_by(vi acc32, vi sums16, vi scale_pairs) {
   return _mm512_add_epi32(acc32, _mm512_madd_epi16(sums16, scale_pairs));
 }
-inline vi u8_to_i16_pairs(const uint8_t* p) {  // byte n in both 16-bit halves of lane n
-  const vi v = u8_to_i32(p);
-  return _mm512_or_si512(v, _mm512_slli_epi32(v, 16));
+inline vi i16_pairs(vi v) {  // lane n's value (in int16 range) in both of its 16-bit halves
+  return _mm512_or_si512(_mm512_and_si512(v, _mm512_set1_epi32(0xFFFF)), _mm512_slli_epi32(v, 16));
 }
 #else
 inline vi dot4_16(vi acc16, vi w, vi x) {
@@ -249,9 +248,8 @@ inline vi dot4_16(vi acc16, vi w, vi x) {
 inline vi madd16_by(vi acc32, vi sums16, vi scale_pairs) {
   return _mm256_add_epi32(acc32, _mm256_madd_epi16(sums16, scale_pairs));
 }
-inline vi u8_to_i16_pairs(const uint8_t* p) {
-  const vi v = u8_to_i32(p);
-  return _mm256_or_si256(v, _mm256_slli_epi32(v, 16));
+inline vi i16_pairs(vi v) {
+  return _mm256_or_si256(_mm256_and_si256(v, _mm256_set1_epi32(0xFFFF)), _mm256_slli_epi32(v, 16));
 }
 #endif
 }  // namespace iv
@@ -313,7 +311,7 @@ inline __attribute__((always_inline)) void sub_block_pair_narrow(const uint8_t* 
                                                                  const ActRow (&x)[R],
                                                                  iv::vi (&A)[R]) {
   constexpr int kSpan = T == DType::Q4_K ? 8 : 4;
-  const iv::vi sc0 = iv::u8_to_i16_pairs(sc), sc1 = iv::u8_to_i16_pairs(sc + NR);
+  const iv::vi sc0 = iv::i16_pairs(iv::u8_to_i32(sc)), sc1 = iv::i16_pairs(iv::u8_to_i32(sc + NR));
   iv::vi slo[R], shi[R];
   for (int r = 0; r < R; ++r) slo[r] = shi[r] = iv::zero();
   for (int t = 0; t < 8; ++t) {
@@ -329,6 +327,73 @@ inline __attribute__((always_inline)) void sub_block_pair_narrow(const uint8_t* 
         A[r] = iv::madd16_by(iv::madd16_by(A[r], slo[r], sc0), shi[r], sc1);
         slo[r] = shi[r] = iv::zero();
       }
+  }
+}
+
+// Row group t (K rows 4t .. 4t+3) of q6_K sub-block 4h + p for the W columns at `col`: the codes
+// 0..63, ggml's q before its - 32.
+template <int NR>
+inline __attribute__((always_inline)) iv::vi q6_codes(const uint8_t* ql, const uint8_t* qh, int h,
+                                                      int p, int t, size_t col) {
+  const size_t ql_row = 64 * size_t(h) + (p & 1) * 32, qh_row = 32 * size_t(h);
+  const iv::vi lo =
+      iv::and_(iv::srl16(iv::load(ql + grouped<NR>(ql_row + 4 * size_t(t), col)), (p >> 1) * 4),
+               iv::bytes(0x0F));
+  const iv::vi hi =  // bits 2p, 2p + 1 of qh row l -> code bits 4, 5
+      iv::and_(iv::move_bits(iv::load(qh + grouped<NR>(qh_row + 4 * size_t(t), col)), 2 * p, 4),
+               iv::bytes(0x30));
+  return iv::or_(lo, hi);
+}
+
+// A[r] += sc[g] * (sum_l code * xq - 32 * xsum16[g]) over the two halves g of sub-block 4h + p,
+// with the dot products in 32-bit lanes (dot4).
+template <int NR, int R>
+inline __attribute__((always_inline)) void q6_sub_block(const uint8_t* ql, const uint8_t* qh,
+                                                        size_t b, int h, int p, size_t col,
+                                                        const uint8_t* sc, const ActRow (&x)[R],
+                                                        iv::vi (&A)[R]) {
+  iv::vi s0[R], s1[R];
+  for (int r = 0; r < R; ++r) s0[r] = s1[r] = iv::zero();
+  for (int t = 0; t < 8; ++t) {  // rows 4t .. 4t+3 of the sub-block
+    const iv::vi code = q6_codes<NR>(ql, qh, h, p, t, col);
+    for (int r = 0; r < R; ++r) {
+      const iv::vi xv = iv::bcast4(x[r].q + b * 256 + 128 * h + 32 * p + 4 * t);
+      (t < 4 ? s0[r] : s1[r]) = iv::dot4(t < 4 ? s0[r] : s1[r], code, xv);
+    }
+  }
+  const iv::vi sc0 = iv::i8_to_i32(sc), sc1 = iv::i8_to_i32(sc + NR);
+  for (int r = 0; r < R; ++r) {
+    const int32_t* xs = x[r].sums16 + b * 16 + 8 * h + 2 * p;
+    A[r] = iv::add32(A[r], iv::mul32(sc0, iv::add32(s0[r], iv::set32(-32 * xs[0]))));
+    A[r] = iv::add32(A[r], iv::mul32(sc1, iv::add32(s1[r], iv::set32(-32 * xs[1]))));
+  }
+}
+
+// The same integers with two steps' pair sums in 16-bit lanes (at most 2 * 2 * 63 * 127 = 32,004,
+// below 2^15: exact), scaled as they widen (iv::madd16_by); the -32 * xsum16 terms are added
+// apart, scaled by the same int8 scales.
+template <int NR, int R>
+inline __attribute__((always_inline)) void q6_sub_block_narrow(const uint8_t* ql, const uint8_t* qh,
+                                                               size_t b, int h, int p, size_t col,
+                                                               const uint8_t* sc,
+                                                               const ActRow (&x)[R],
+                                                               iv::vi (&A)[R]) {
+  const iv::vi sc0 = iv::i8_to_i32(sc), sc1 = iv::i8_to_i32(sc + NR);
+  const iv::vi sc0p = iv::i16_pairs(sc0), sc1p = iv::i16_pairs(sc1);
+  iv::vi s16[R];
+  for (int t = 0; t < 8; ++t) {
+    const iv::vi code = q6_codes<NR>(ql, qh, h, p, t, col);
+    for (int r = 0; r < R; ++r) {
+      const iv::vi xv = iv::bcast4(x[r].q + b * 256 + 128 * h + 32 * p + 4 * t);
+      s16[r] = iv::dot4_16(t % 2 ? s16[r] : iv::zero(), code, xv);
+    }
+    if (t % 2)
+      for (int r = 0; r < R; ++r) A[r] = iv::madd16_by(A[r], s16[r], t < 4 ? sc0p : sc1p);
+  }
+  for (int r = 0; r < R; ++r) {
+    const int32_t* xs = x[r].sums16 + b * 16 + 8 * h + 2 * p;
+    A[r] = iv::add32(A[r], iv::add32(iv::mul32(sc0, iv::set32(-32 * xs[0])),
+                                     iv::mul32(sc1, iv::set32(-32 * xs[1]))));
   }
 }
 
@@ -354,29 +419,11 @@ inline __attribute__((always_inline)) void sb_step(const uint8_t* panel, size_t 
       const uint8_t* qh = sb + 146 * NR;
       for (int h = 0; h < 2; ++h)
         for (int p = 0; p < 4; ++p) {  // sub-block 4h + p: K rows 128h + 32p + l, l < 32
-          iv::vi s0[R], s1[R];
-          for (int r = 0; r < R; ++r) s0[r] = s1[r] = iv::zero();
-          const size_t ql_row = 64 * size_t(h) + (p & 1) * 32, qh_row = 32 * size_t(h);
-          for (int t = 0; t < 8; ++t) {  // rows 4t .. 4t+3 of the sub-block
-            const iv::vi lo =
-                iv::and_(iv::srl16(iv::load(ql + grouped<NR>(ql_row + 4 * t, col)), (p >> 1) * 4),
-                         iv::bytes(0x0F));
-            const iv::vi hi =  // bits 2p, 2p + 1 of qh row l -> code bits 4, 5
-                iv::and_(iv::move_bits(iv::load(qh + grouped<NR>(qh_row + 4 * t, col)), 2 * p, 4),
-                         iv::bytes(0x30));
-            const iv::vi code = iv::or_(lo, hi);  // 0..63: ggml's q, before its - 32
-            for (int r = 0; r < R; ++r) {
-              const iv::vi xv = iv::bcast4(x[r].q + b * 256 + 128 * h + 32 * p + 4 * t);
-              (t < 4 ? s0[r] : s1[r]) = iv::dot4(t < 4 ? s0[r] : s1[r], code, xv);
-            }
-          }
           const uint8_t* sc = sb + 2 * NR + (8 * h + 2 * p) * NR + col;
-          const iv::vi sc0 = iv::i8_to_i32(sc), sc1 = iv::i8_to_i32(sc + NR);
-          for (int r = 0; r < R; ++r) {
-            const int32_t* xs = x[r].sums16 + b * 16 + 8 * h + 2 * p;
-            A[r] = iv::add32(A[r], iv::mul32(sc0, iv::add32(s0[r], iv::set32(-32 * xs[0]))));
-            A[r] = iv::add32(A[r], iv::mul32(sc1, iv::add32(s1[r], iv::set32(-32 * xs[1]))));
-          }
+          if constexpr (iv::kNarrowSums)
+            q6_sub_block_narrow<NR, R>(ql, qh, b, h, p, col, sc, x, A);
+          else
+            q6_sub_block<NR, R>(ql, qh, b, h, p, col, sc, x, A);
         }
       const simd::vf d = simd::from_f16(d16 + col);
       for (int r = 0; r < R; ++r)
