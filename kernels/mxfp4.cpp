@@ -69,7 +69,10 @@ void quantize_activations_q8_0(const float* x, size_t n, int8_t* q, float* d, in
       amax = std::max(amax, std::fabs(xb[i]));
     }
     int32_t sum = 0;
-    if (!finite || amax == 0) {
+    // 127 / amax overflows for amax below ~3.7e-37 (subnormal blocks): ggml's codes are then
+    // saturated garbage, here zeros (a float->int8 conversion of inf is undefined); either way the
+    // block's d = fp16(amax / 127) is 0, so it adds nothing to any product.
+    if (!finite || amax == 0 || !std::isfinite(127.f / amax)) {
       std::memset(qb, 0, kQK_MXFP4);
       d[b] = finite ? 0.f : NAN;
     } else {

@@ -47,8 +47,9 @@ void quantize_row_mxfp4(const float* x, BlockMXFP4* y, size_t n);
 // quantize_row_q8_0 does them (llama.cpp multiplies both weight types by q8_0 activations, and
 // matching its rounding is what makes the engine's logits agree with it): per 32 elements amax =
 // max |x|, d = fp16(amax / 127) (returned as its float value), q = x * (127 / amax) rounded to
-// nearest even. amax = 0 gives d = 0 and zero codes; a non-finite element gives d = NaN and zero
-// codes, so the outputs that use it are NaN. sums32[b] = the sum of block b's codes. n is a
+// nearest even, so |q| <= 127. amax = 0, or so small that 127 / amax overflows (d is then 0 too),
+// gives d = 0 and zero codes; a non-finite element gives d = NaN and zero codes, so the outputs
+// that use it are NaN. sums32[b] = the sum of block b's codes. n is a
 // multiple of 32.
 void quantize_activations_q8_0(const float* x, size_t n, int8_t* q, float* d, int32_t* sums32);
 

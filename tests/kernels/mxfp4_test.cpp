@@ -190,9 +190,10 @@ TEST(Mxfp4, GemmIsExactForEveryCodeAndExponent) {
 // ggml's x86 quantize_row_q8_0 on hand-worked blocks: amax 127 gives id = 1 and d = 1, so the
 // codes are x rounded to nearest even (63.5 -> 64, 2.5 -> 2, -0.5 -> 0, 1.5 -> 2); amax 254 gives
 // d = 2 and id = 0.5 (x = 3 -> 1.5 -> 2, x = 5 -> 2.5 -> 2); amax 0 gives d = 0 and zero codes;
-// a NaN or infinity gives d = NaN and zero codes.
+// a NaN or infinity gives d = NaN and zero codes; amax 1e-38, where 127 / amax overflows, gives
+// d = 0 (fp16(amax / 127) is 0, as in ggml) and zero codes.
 TEST(Mxfp4, ActivationQuantizerMatchesGgmlOnHandWorkedBlocks) {
-  std::vector<float> x(4 * 32, 0.f);
+  std::vector<float> x(5 * 32, 0.f);
   const float a[] = {127.f, 63.5f, 2.5f, -0.5f, 1.5f, -126.6f};
   std::copy(std::begin(a), std::end(a), x.begin());
   x[32] = -254.f;
@@ -200,9 +201,11 @@ TEST(Mxfp4, ActivationQuantizerMatchesGgmlOnHandWorkedBlocks) {
   x[34] = 5.f;
   x[96] = std::numeric_limits<float>::infinity();
   x[97] = 1.f;
+  x[128] = 1e-38f;
+  x[129] = -5e-39f;
   std::vector<int8_t> q(x.size());
-  std::vector<float> d(4);
-  std::vector<int32_t> sums(4);
+  std::vector<float> d(5);
+  std::vector<int32_t> sums(5);
   quantize_activations_q8_0(x.data(), x.size(), q.data(), d.data(), sums.data());
   const int8_t want0[] = {127, 64, 2, 0, 2, -127};
   for (int i = 0; i < 6; ++i) EXPECT_EQ(q[size_t(i)], want0[i]) << i;
@@ -218,6 +221,10 @@ TEST(Mxfp4, ActivationQuantizerMatchesGgmlOnHandWorkedBlocks) {
   EXPECT_TRUE(std::isnan(d[3]));
   EXPECT_EQ(q[97], 0);
   EXPECT_EQ(sums[3], 0);
+  EXPECT_EQ(d[4], 0.f);
+  EXPECT_EQ(q[128], 0);
+  EXPECT_EQ(q[129], 0);
+  EXPECT_EQ(sums[4], 0);
 }
 
 }  // namespace
