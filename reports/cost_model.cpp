@@ -55,7 +55,48 @@ double output_macs(const nlohmann::json& c) {
   return field(c, "n_embd") * field(c, "n_vocab");
 }
 
+// Keys seen by the queries of a causal prefill of n tokens in a layer whose window holds `window`
+// of them (0: unbounded): n (n + 1) / 2 up to the window, then `window` per query. The twin of
+// methods/ttft_flops.cpp's windowed_pairs (past = 0), kept here because reports reads the stored
+// JSON configs and links only results, not methods.
+double windowed_pairs(double n, double window) {
+  if (window <= 0 || n <= window) return n * (n + 1) / 2;
+  return window * (window + 1) / 2 + (n - window) * window;
+}
+
+// One layer's slide: whether layer l of a config with n_swa > 0 uses the window (swa_layers[l]).
+bool layer_slides(const nlohmann::json& c, int l) {
+  const auto& s = c["swa_layers"];
+  if (!s.is_array() || s.size() != size_t(field(c, "n_layer")))
+    throw std::invalid_argument("cost model: model config has n_swa but no swa_layers per layer");
+  const auto& v = s[size_t(l)];  // config_json writes 0/1; booleans are read alike
+  if (v.is_boolean()) return v.get<bool>();
+  if (v.is_number()) return v.get<double>() != 0;
+  throw std::invalid_argument("cost model: model config's swa_layers holds a non-number");
+}
+
 }  // namespace
+
+double prefill_attention_flops(const nlohmann::json& c, int64_t tokens, int64_t context) {
+  const double m = double(tokens);
+  const double n_swa = c.contains("n_swa") ? field(c, "n_swa", false) : 0;
+  if (n_swa <= 0) return attention_pair_flops(c) * m * (m + 1) / 2;
+  // The tokens spread evenly over `context` positions, so a window of n_swa positions holds
+  // n_swa * tokens / context of them.
+  const double window = n_swa * m / double(std::max<int64_t>(context, tokens));
+  const double hd = field(c, "head_dim");
+  const double hd_swa = c.contains("head_dim_swa") && c["head_dim_swa"].is_number() &&
+                                c["head_dim_swa"].get<double>() > 0
+                            ? c["head_dim_swa"].get<double>()
+                            : hd;
+  double f = 0;
+  for (int l = 0; l < int(field(c, "n_layer")); ++l) {
+    const bool slides = layer_slides(c, l);
+    f += 2 * 2 * field(c, "n_head") * (slides ? hd_swa : hd) *
+         (slides ? windowed_pairs(m, window) : m * (m + 1) / 2);
+  }
+  return f;
+}
 
 double prefill_linear_flops(const nlohmann::json& c, int64_t n) {
   return 2 * (double(n) * field(c, "n_layer") * linear_macs_per_token(c) + output_macs(c));
@@ -66,8 +107,7 @@ double attention_pair_flops(const nlohmann::json& c) {
 }
 
 double prefill_flops(const nlohmann::json& c, int64_t n) {
-  const double N = double(n);
-  return prefill_linear_flops(c, n) + attention_pair_flops(c) * N * (N + 1) / 2;
+  return prefill_linear_flops(c, n) + prefill_attention_flops(c, n, n);
 }
 
 double decode_step_flops(const nlohmann::json& c, int64_t context) {
@@ -150,7 +190,7 @@ std::optional<TargetPrefill> target_prefill(const TrialRecord& t, bool baseline,
     return TargetPrefill{build,
                          t.target.sha256,
                          t.context_len,
-                         {prefill_flops_split(t.target.config, m, causal_pairs(m)),
+                         {prefill_flops_split(t.target.config, m, t.prompt_tokens),
                           phase(t, "prefill") + phase(t, "first_token")}};
   } catch (const std::invalid_argument&) {
     return std::nullopt;  // no stored model config (pre-v3 store)
@@ -172,10 +212,11 @@ LinQuadFit fit_target(const std::vector<TargetPrefill>& all, const std::string& 
 // the method's measured time outside the target's prefill (draft scoring, selection, overhead)
 // plus the fitted cost of the sparse prefill. Only the sparse prefill is modelled in both.
 double linquad_speedup(const LinQuadFit& f, const nlohmann::json& cfg, double base_ttft,
-                       double kept, double other_seconds) {
+                       double kept, double prompt, double other_seconds) {
   if (!f.ok) return NAN;
   const auto m = int64_t(std::llround(kept));
-  return base_ttft / (other_seconds + f.seconds(prefill_flops_split(cfg, m, causal_pairs(m))));
+  return base_ttft /
+         (other_seconds + f.seconds(prefill_flops_split(cfg, m, int64_t(std::llround(prompt)))));
 }
 
 }  // namespace
@@ -296,12 +337,14 @@ CostModel cost_model(const results::ResultStore& store, const ReportOptions& opt
     row.eps = 1 / row.measured.ratio - row.r - row.k;
     if (row.kv == "f32" && !other.empty() && !theirs.values.empty()) {
       const double kept_mean = kept / double(ts.size()), base = median(theirs.values);
+      const double prompt_mean = prompt / double(ts.size());
       const auto fk = std::make_pair(key.build, key.target_sha);
       if (!fits.count(fk)) fits[fk] = fit_target(prefills, key.build, key.target_sha, 0);
       row.predicted_lq =
-          linquad_speedup(fits[fk], t0.target.config, base, kept_mean, median(other));
-      row.predicted_loco = linquad_speedup(fit_target(prefills, key.build, key.target_sha, key.ctx),
-                                           t0.target.config, base, kept_mean, median(other));
+          linquad_speedup(fits[fk], t0.target.config, base, kept_mean, prompt_mean, median(other));
+      row.predicted_loco =
+          linquad_speedup(fit_target(prefills, key.build, key.target_sha, key.ctx),
+                          t0.target.config, base, kept_mean, prompt_mean, median(other));
     }
     out.rows.push_back(std::move(row));
   }
@@ -339,9 +382,11 @@ CostModel cost_model(const results::ResultStore& store, const ReportOptions& opt
   if (!fits.empty())
     notes.push_back(
         "lin+quad: each target's prefill time fitted as a x linear GFLOPs + b x attention "
-        "GFLOPs + c (analytic FLOPs; a sparse prefill of m kept tokens has m (m + 1) / 2 "
-        "attention pairs) by least squares on relative residuals over its f32-cache baseline "
-        "and sparse prefills; predicted speedup = median baseline TTFT / (the method's median "
+        "GFLOPs + c (analytic FLOPs; a sparse prefill of m of n tokens has m (m + 1) / 2 "
+        "attention pairs per full layer, and per sliding-window layer those within a window "
+        "holding n_swa m / n of them) by least squares on relative residuals over its f32-cache "
+        "baseline and sparse prefills; predicted speedup = median baseline TTFT / (the method's "
+        "median "
         "time outside the target's prefill + fitted sparse prefill): the ratio model's shape "
         "with the sparse prefill's k x C_t replaced by the fit. G lin+quad is in-sample; LOCO "
         "refits without the row's context length and predicts it.");
@@ -484,7 +529,7 @@ Table rank_drafts(const std::string& title, const nlohmann::json& target_cfg,
 // Draft scoring's FLOPs split like a prefill's: the draft's prefill of n tokens, lookahead - 1
 // decode steps (one token against n + j keys) and the lookahead queries' q.k over the n keys.
 PrefillFlops scoring_flops_split(const nlohmann::json& d, int64_t n, int lookahead) {
-  PrefillFlops f = prefill_flops_split(d, n, causal_pairs(n));
+  PrefillFlops f = prefill_flops_split(d, n, n);
   for (int j = 1; j < lookahead; ++j) {
     f.linear += prefill_linear_flops(d, 1);
     f.attention += attention_pair_flops(d) * double(n + j);
@@ -531,9 +576,9 @@ Table draft_ranking_table_linquad(const nlohmann::json& target_cfg, const std::s
       drafts, contexts, lookahead,
       [&](const nlohmann::json& d, int64_t n) {
         const auto kept = int64_t(std::llround(keep * double(n)));
-        return fit.seconds(prefill_flops_split(target_cfg, n, causal_pairs(n))) /
+        return fit.seconds(prefill_flops_split(target_cfg, n, n)) /
                (fit.seconds(scoring_flops_split(d, n, lookahead)) +
-                fit.seconds(prefill_flops_split(target_cfg, kept, causal_pairs(kept))));
+                fit.seconds(prefill_flops_split(target_cfg, kept, n)));
       },
       buf);
 }

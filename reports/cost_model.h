@@ -26,6 +26,12 @@ double prefill_flops(const nlohmann::json& cfg, int64_t n_tokens);
 // (query, key) pair over all layers (prefill_flops = linear + per-pair x n (n + 1) / 2).
 double prefill_linear_flops(const nlohmann::json& cfg, int64_t n_tokens);
 double attention_pair_flops(const nlohmann::json& cfg);
+// Attention FLOPs of a causal prefill of `tokens` tokens spread evenly over `context` positions
+// (tokens = context: a dense prefill; fewer: a sparse one's kept tokens attending among
+// themselves). A full layer counts tokens (tokens + 1) / 2 pairs; a sliding-window layer (n_swa,
+// swa_layers, head_dim_swa in the config) counts the pairs within a window that holds
+// n_swa * tokens / context of them.
+double prefill_attention_flops(const nlohmann::json& cfg, int64_t tokens, int64_t context);
 // One decode step attending `context` keys, with the output layer.
 double decode_step_flops(const nlohmann::json& cfg, int64_t context);
 // Draft scoring of SpecPrefill: prefill of n tokens, lookahead - 1 decode steps, and the lookahead

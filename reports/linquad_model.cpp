@@ -8,8 +8,8 @@
 
 namespace accel::reports {
 
-PrefillFlops prefill_flops_split(const nlohmann::json& cfg, int64_t tokens, double pairs) {
-  return {prefill_linear_flops(cfg, tokens), attention_pair_flops(cfg) * pairs};
+PrefillFlops prefill_flops_split(const nlohmann::json& cfg, int64_t tokens, int64_t context) {
+  return {prefill_linear_flops(cfg, tokens), prefill_attention_flops(cfg, tokens, context)};
 }
 
 namespace {

@@ -10,17 +10,14 @@
 
 namespace accel::reports {
 
-// Analytic FLOPs (2 per multiply-add) of a causal prefill of `tokens` tokens that see `pairs`
-// (query, key) pairs in every layer, split into the matrix products (plus the output layer for
-// the last row) and attention (q.k and p.v). `cfg` is a ModelRef::config object.
+// Analytic FLOPs (2 per multiply-add) of a causal prefill of `tokens` tokens spread over `context`
+// positions (a dense prefill: tokens = context), split into the matrix products (plus the output
+// layer for the last row) and attention (q.k and p.v; prefill_attention_flops, which counts
+// sliding-window layers' pairs within their windows). `cfg` is a ModelRef::config object.
 struct PrefillFlops {
   double linear = 0, attention = 0;
 };
-PrefillFlops prefill_flops_split(const nlohmann::json& cfg, int64_t tokens, double pairs);
-// Pairs of a causal prefill of m tokens attending among themselves: m (m + 1) / 2.
-inline double causal_pairs(int64_t m) {
-  return double(m) * double(m + 1) / 2;
-}
+PrefillFlops prefill_flops_split(const nlohmann::json& cfg, int64_t tokens, int64_t context);
 
 // One observed prefill: its FLOPs and its measured seconds.
 struct PrefillObservation {

@@ -32,6 +32,33 @@ TEST(CostModel, PrefillFlopsHandWorked) {
   EXPECT_DOUBLE_EQ(analytic_ratio(tiny_cfg(), tiny_cfg(), 3, 1), 1.0 + 24.0 / 1040.0);
 }
 
+// Sliding-window layers (n_swa, swa_layers, head_dim_swa) count only the pairs within the window.
+// Two layers, the second sliding with a window of 4 and head_dim_swa 4: 10 tokens give 55 pairs in
+// the full layer and 4*5/2 + 6*4 = 34 in the sliding one; attention MACs 8 * 55 + 16 * 34 = 984.
+// Five kept tokens spread over 10 positions: the window holds 2 of them, so the sliding layer sees
+// 2*3/2 + 3*2 = 9 pairs and the full one 15: 8 * 15 + 16 * 9 = 264 MACs.
+TEST(CostModel, SlidingLayersCountPairsWithinTheWindow) {
+  nlohmann::json c = tiny_cfg();
+  c["n_layer"] = 2;
+  c["n_swa"] = 4;
+  c["swa_layers"] = {0, 1};  // as config_json writes them
+  c["head_dim_swa"] = 4;
+  EXPECT_DOUBLE_EQ(prefill_attention_flops(c, 10, 10), 2 * 984.0);
+  EXPECT_DOUBLE_EQ(prefill_attention_flops(c, 5, 10), 2 * 264.0);
+  EXPECT_DOUBLE_EQ(prefill_flops(c, 10), prefill_linear_flops(c, 10) + 2 * 984.0);
+  const PrefillFlops f = prefill_flops_split(c, 5, 10);
+  EXPECT_DOUBLE_EQ(f.attention, 2 * 264.0);
+  c["swa_layers"] = {false, true};  // booleans read alike
+  EXPECT_DOUBLE_EQ(prefill_attention_flops(c, 10, 10), 2 * 984.0);
+  // Without a window every layer is full: 2 layers * 8 MACs * 55 pairs.
+  c.erase("n_swa");
+  EXPECT_DOUBLE_EQ(prefill_attention_flops(c, 10, 10), 2 * 2 * 8 * 55.0);
+  // A window without per-layer flags is refused by name.
+  c["n_swa"] = 4;
+  c.erase("swa_layers");
+  EXPECT_THROW(prefill_attention_flops(c, 10, 10), std::invalid_argument);
+}
+
 TEST(CostModel, MoeCountsOnlyRoutedExperts) {
   nlohmann::json c = tiny_cfg();
   c["n_expert"] = 4;
@@ -136,11 +163,11 @@ TEST(LinQuadModel, FitRecoversTheConstantsOfExactTimings) {
   const double a = 20, b = 0.5, c = 0.003;
   std::vector<PrefillObservation> obs;
   for (int64_t m : {100, 400, 1000, 4000}) {
-    const PrefillFlops f = prefill_flops_split(cfg, m, causal_pairs(m));
+    const PrefillFlops f = prefill_flops_split(cfg, m, m);
     obs.push_back({f, a * f.linear * 1e-9 + b * f.attention * 1e-9 + c});
   }
   // The split adds up to prefill_flops: per-token part + output row, and 8 x 2 FLOPs per pair.
-  const PrefillFlops f3 = prefill_flops_split(cfg, 3, causal_pairs(3));
+  const PrefillFlops f3 = prefill_flops_split(cfg, 3, 3);
   EXPECT_DOUBLE_EQ(f3.linear + f3.attention, prefill_flops(cfg, 3));
   EXPECT_DOUBLE_EQ(f3.attention, 16.0 * 6);
   const LinQuadFit fit = fit_linquad(obs);
@@ -166,7 +193,7 @@ TEST(LinQuadModel, CostmodelTablePredictsTimingsThatFollowTheLawExactly) {
   const std::string run = s.begin_run(test::full_run());
   const nlohmann::json cfg = tiny_cfg();
   const auto law = [&](int64_t m) {
-    const PrefillFlops f = prefill_flops_split(cfg, m, causal_pairs(m));
+    const PrefillFlops f = prefill_flops_split(cfg, m, m);
     return 2 * f.linear * 1e-9 + 5 * f.attention * 1e-9 + 0.001;
   };
   for (int64_t n : {1000, 2000, 4000}) {
