@@ -66,10 +66,10 @@ double windowed_pairs(double n, double window) {
 
 // One layer's slide: whether layer l of a config with n_swa > 0 uses the window (swa_layers[l]).
 bool layer_slides(const nlohmann::json& c, int l) {
-  const auto& s = c["swa_layers"];
-  if (!s.is_array() || s.size() != size_t(field(c, "n_layer")))
+  const auto it = c.find("swa_layers");
+  if (it == c.end() || !it->is_array() || it->size() != size_t(field(c, "n_layer")))
     throw std::invalid_argument("cost model: model config has n_swa but no swa_layers per layer");
-  const auto& v = s[size_t(l)];  // config_json writes 0/1; booleans are read alike
+  const auto& v = (*it)[size_t(l)];  // config_json writes 0/1; booleans are read alike
   if (v.is_boolean()) return v.get<bool>();
   if (v.is_number()) return v.get<double>() != 0;
   throw std::invalid_argument("cost model: model config's swa_layers holds a non-number");
