@@ -19,9 +19,9 @@ namespace accel::reports {
 
 // Analytic multiply-add FLOPs (2 per MAC) of the matrix products and attention of a causal prefill
 // of n tokens (query i sees i + 1 keys, or at most its window in a sliding-window layer), plus the
-// output layer for the last row only. Norms,
-// RoPE, softmax and routing are left out (a few percent at most). `cfg` is a ModelRef::config
-// object; throws std::invalid_argument naming a missing or non-positive field.
+// output layer for the last row only. Norms, RoPE, softmax and routing are left out (a few percent
+// at most). `cfg` is a ModelRef::config object; throws std::invalid_argument naming a missing or
+// non-positive field.
 double prefill_flops(const nlohmann::json& cfg, int64_t n_tokens);
 // Its parts: the matrix products of n tokens plus the output row, and attention's FLOPs per
 // (query, key) pair over all layers, as if every layer were full (then prefill_flops = linear +
