@@ -557,17 +557,9 @@ inline __attribute__((always_inline)) void sb_step_row(const uint8_t* panel, siz
         prefetch_ahead<NR, T>(sb, 8 * g + t);
         const int8_t* xq = x.q + b * 256 + 64 * g + 4 * t;
         const iv::vi xlo = iv::bcast4(xq), xhi = iv::bcast4(xq + 32);
-        const uint8_t* row = qs + grouped<NR>(32 * size_t(g) + 4 * t, col0);
-        const uint8_t* hrow = qh + grouped<NR>(4 * size_t(t), col0);
-        for (int jj = 0; jj < NJ; ++jj) {
-          const iv::vi w = iv::load(row + 4 * W * jj);
-          iv::vi lo = iv::and_(w, iv::bytes(0x0F));
-          iv::vi hi = iv::and_(iv::srl16(w, 4), iv::bytes(0x0F));
-          if constexpr (T == DType::Q5_K) {
-            const iv::vi hb = iv::load(hrow + 4 * W * jj);
-            lo = iv::or_(lo, iv::and_(iv::move_bits(hb, 2 * g, 4), iv::bytes(0x10)));
-            hi = iv::or_(hi, iv::and_(iv::move_bits(hb, 2 * g + 1, 4), iv::bytes(0x10)));
-          }
+        for (int jj = 0; jj < NJ; ++jj) {  // vector jj's bytes sit 4 W jj on (kq::grouped)
+          iv::vi lo, hi;
+          q45_codes<NR, T>(qs, qh, g, t, col(jj), lo, hi);
           slo[jj] = iv::dot4(slo[jj], lo, xlo);
           shi[jj] = iv::dot4(shi[jj], hi, xhi);
         }
