@@ -15,6 +15,7 @@
 #include "methods/specprefill_pflash.h"
 #include "methods/specprefill_scoring.h"
 #include "methods/specprefill_tokenizers.h"
+#include "methods/state_drift.h"
 #include "methods/ttft_flops.h"
 #include "models/generation.h"
 #include "models/tokenizer.h"
@@ -90,6 +91,10 @@ Outcome SpecPrefillMethod::run(const Engine& e, const Request& r, const nlohmann
   const std::optional<CrossTokenizer> cross = cross_tokenizer(e, draft, cfg, out.stats);
   std::vector<int32_t> draft_prompt_ids;
 
+  // The drift's reference (a full prefill of the whole prompt) runs before the clock and before
+  // the method's caches exist, so neither its time nor its memory is the method's.
+  std::optional<ReferenceStates> drift_ref;
+  if (cfg.state_drift) drift_ref = full_prefill_states(target, prompt, e.kv_dtype, e.prefill_chunk);
   // The cached prefix is set up before the clock starts, as a prefix-cache hit would be.
   KVCache tcache = e.make_target_cache();
   KVCache dcache = draft.make_cache(KVDType::F32);  // scoring reads the draft's keys as f32
@@ -262,6 +267,8 @@ Outcome SpecPrefillMethod::run(const Engine& e, const Request& r, const nlohmann
     for (int i = 0; i < steps; ++i) flops += forward_flops(draft.config(), 1, double(DM + i), 1);
     out.stats["ttft_flops"] = flops;
   }
+  if (drift_ref)
+    timer.untimed([&] { out.stats["state_drift"] = state_drift_json(tcache, *drift_ref); });
   // Original positions: decoding continues at the full prompt length M while the cache holds
   // S + K entries. Contiguous: the kept tokens were the prompt, so decoding continues at S + K.
   finish_with_greedy_decode(e, r, tcache, std::move(last), next_pos, timer, out);

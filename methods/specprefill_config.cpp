@@ -110,6 +110,16 @@ std::vector<ParamSpec> param_specs() {
        {},
        "below this many suffix tokens fall back to full prefill (unless force)"},
       {"force", K::Bool, false, 0, 0, false, {}, "apply the method below the threshold too"},
+      {"state_drift",
+       K::Bool,
+       false,
+       0,
+       0,
+       false,
+       {},
+       "hybrid targets: record each recurrent layer's state drift (relative L2 distance of the "
+       "state after the sparse prefill from the state after a full prefill, which runs untimed "
+       "before the clock) as stats.state_drift"},
   };
 }
 
@@ -148,6 +158,7 @@ Config resolve_config(const nlohmann::json& p) {
   c.prefix_tokens = p["prefix_tokens"];
   c.threshold = p["threshold"];
   c.force = p["force"];
+  c.state_drift = p["state_drift"];
   return c;
 }
 

@@ -30,6 +30,7 @@ struct Config {
   size_t prefix_tokens = 0;
   int64_t threshold = 8192;
   bool force = false;
+  bool state_drift = false;  // measure recurrent layers' drift (state_drift.h), untimed
 
   // Every switch by name as resolved (for Outcome::stats, so a row says what actually ran).
   nlohmann::json to_json() const;

@@ -563,8 +563,8 @@ Table trials_table(const ResultStore& store, const ReportOptions& opt) {
 
 const std::vector<std::string>& report_names() {
   static const std::vector<std::string> n = {
-      "ttft",   "phases", "ablation", "costmodel", "agreement", "decode", "suite",
-      "parity", "pld",    "niah",     "pareto",    "runs",      "trials", "serve"};
+      "ttft", "phases", "ablation", "costmodel", "agreement", "decode", "suite", "parity",
+      "pld",  "niah",   "pareto",   "runs",      "trials",    "serve",  "drift"};
   return n;
 }
 
@@ -583,6 +583,7 @@ Table make_report(const ResultStore& store, const std::string& name, const Repor
   if (name == "pareto") return pareto_table(store, opt);
   if (name == "niah") return niah_table(store, opt);
   if (name == "serve") return serve_table(store, opt);
+  if (name == "drift") return drift_table(store, opt);
   std::string known;
   for (const auto& n : report_names()) known += (known.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown table '" + name + "' (" + known + ")");

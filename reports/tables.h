@@ -109,6 +109,11 @@ Table pareto_table(const results::ResultStore& store, const ReportOptions& opt);
 // DIR/pareto-<target>-<workload>-<context>.svg and returns the paths.
 std::vector<std::string> write_pareto_plots(const results::ResultStore& store,
                                             const ReportOptions& opt, const std::string& dir);
+// SpecPrefill's state drift on hybrid targets (drift_table.cpp): per (target, method, varying
+// params, KV type, context) the kept fraction, agreement.kl_mean when scored, the drift's mean and
+// max over recurrent layers and each layer's median over trials, from stats.state_drift
+// (methods/state_drift.h). Fallback trials (full prefills) are counted, not averaged.
+Table drift_table(const results::ResultStore& store, const ReportOptions& opt);
 // The names above plus "costmodel" (cost_model.h), "niah" (niah_report.h) and "serve"
 // (serve_table.h), and dispatch by name.
 const std::vector<std::string>& report_names();
