@@ -3,12 +3,30 @@
 
 namespace accel {
 
-double linear_macs_per_token(const ModelConfig& c) {
+double attention_projection_macs(const ModelConfig& c) {
   const double E = c.n_embd, q = c.q_dim(), kv = c.kv_dim();
-  const double ffn = c.n_expert > 0
-                         ? double(c.n_expert_used) * 3 * E * c.n_ff_expert + E * c.n_expert
-                         : 3 * E * c.n_ff;
-  return E * q + 2 * E * kv + q * E + ffn;
+  // qwen35's attn_q emits the query and its output gate side by side: twice the query's rows.
+  const double q_rows = c.attn_output_gate ? 2 * q : q;
+  return E * q_rows + 2 * E * kv + q * E;
+}
+
+double ffn_macs_per_token(const ModelConfig& c) {
+  const double E = c.n_embd;
+  if (c.n_expert == 0) return 3 * E * c.n_ff;
+  // A shared expert (qwen35moe) runs for every token, with its one-row gate.
+  const double shared = c.n_ff_shexp > 0 ? 3 * E * c.n_ff_shexp + E : 0;
+  return double(c.n_expert_used) * 3 * E * c.n_ff_expert + E * c.n_expert + shared;
+}
+
+double linear_macs_per_token(const ModelConfig& c) {
+  return attention_projection_macs(c) + ffn_macs_per_token(c);
+}
+
+double delta_net_macs_per_token(const ModelConfig& c) {
+  const DeltaLayerDims d = delta_layer_dims(c);
+  const double E = c.n_embd, conv = double(d.conv_channels()), V = double(d.value_dim());
+  const double state = double(d.n_v_heads) * d.head_k_dim * d.head_v_dim;
+  return E * (conv + V + 2.0 * d.n_v_heads) + V * E + conv * d.d_conv + 4 * state;
 }
 
 double attention_pair_flops(const ModelConfig& c) {
@@ -42,10 +60,23 @@ double per_layer_flops(const ModelConfig& c, double n, double past) {
   return total;
 }
 
+// Hybrids (qwen35): a recurrent layer costs its Gated DeltaNet's products per token, linear in n
+// whatever the context; an attention layer its projections plus its pairs; both run the FFN.
+double hybrid_flops(const ModelConfig& c, double n, double past) {
+  const double ffn = ffn_macs_per_token(c), pairs = n * past + n * (n + 1) / 2;
+  double total = 0;
+  for (int il = 0; il < c.n_layer; ++il)
+    total += is_recurrent_layer(c, il) ? 2 * n * (delta_net_macs_per_token(c) + ffn)
+                                       : 2 * n * (attention_projection_macs(c) + ffn) +
+                                             c.n_head * pairs * attention_pair_flops(c);
+  return total;
+}
+
 }  // namespace
 
 double forward_flops(const ModelConfig& c, double n, double past, double logit_rows) {
   const double head = 2 * logit_rows * double(c.n_embd) * c.n_vocab;
+  if (has_recurrent_layers(c)) return hybrid_flops(c, n, past) + head;
   if (c.n_swa > 0 || !c.n_head_kv_layer.empty()) return per_layer_flops(c, n, past) + head;
   // Every layer alike: the one-term form (kept as it was, so existing figures keep their bits).
   const double L = c.n_layer, pairs = n * past + n * (n + 1) / 2;

@@ -34,16 +34,64 @@ double field(const nlohmann::json& cfg, const char* key, bool positive = true) {
   return v;
 }
 
-// Multiply-adds per token outside attention: Q, K, V, O projections and the FFN (routed experts
-// count only the ones a token uses, plus the router).
-double linear_macs_per_token(const nlohmann::json& c) {
+// A hybrid's layer kind: recurrent iff recurrent_layers[l] != 0 (configs without the array have
+// none). config_json writes the array only for hybrids, with one entry per layer.
+bool layer_recurrent(const nlohmann::json& c, int l) {
+  const auto it = c.find("recurrent_layers");
+  if (it == c.end()) return false;
+  if (!it->is_array() || it->size() != size_t(field(c, "n_layer")) || !(*it)[size_t(l)].is_number())
+    throw std::invalid_argument(
+        "cost model: model config's recurrent_layers is not one number per layer");
+  return (*it)[size_t(l)].get<double>() != 0;
+}
+
+double attention_layers(const nlohmann::json& c) {
+  double n = 0;
+  for (int l = 0; l < int(field(c, "n_layer")); ++l) n += layer_recurrent(c, l) ? 0 : 1;
+  return n;
+}
+
+// Q, K, V and O per token; qwen35's attn_q emits the query and its output gate (twice the rows).
+double attention_projection_macs(const nlohmann::json& c) {
   const double E = field(c, "n_embd"), q = field(c, "n_head") * field(c, "head_dim"),
                kv = field(c, "n_head_kv") * field(c, "head_dim");
+  const std::string arch = c.value("arch", "");
+  const double q_rows = arch == "qwen35" || arch == "qwen35moe" ? 2 * q : q;
+  return E * q_rows + 2 * E * kv + q * E;
+}
+
+// The FFN per token: routed experts count only the ones a token uses, plus the router and any
+// shared expert with its one-row gate (qwen35moe).
+double ffn_macs_per_token(const nlohmann::json& c) {
+  const double E = field(c, "n_embd");
   const double n_expert = c.contains("n_expert") ? field(c, "n_expert", false) : 0;
-  const double ffn =
-      n_expert > 0 ? field(c, "n_expert_used") * 3 * E * field(c, "n_ff_expert") + E * n_expert
-                   : 3 * E * field(c, "n_ff");
-  return E * q + 2 * E * kv + q * E + ffn;
+  if (n_expert == 0) return 3 * E * field(c, "n_ff");
+  const double shexp = c.contains("n_ff_shexp") ? field(c, "n_ff_shexp", false) : 0;
+  return field(c, "n_expert_used") * 3 * E * field(c, "n_ff_expert") + E * n_expert +
+         (shexp > 0 ? 3 * E * shexp + E : 0);
+}
+
+// A Gated DeltaNet layer's mixer per token (methods/ttft_flops.h delta_net_macs_per_token, from
+// the ssm.* sizes as qwen35 reads them): in- and out-projections, the conv and the four state
+// products per value head.
+double delta_net_macs_per_token(const nlohmann::json& c) {
+  const double E = field(c, "n_embd"), k_heads = field(c, "ssm_n_group"),
+               v_heads = field(c, "ssm_dt_rank"), hk = field(c, "ssm_d_state"),
+               hv = field(c, "ssm_d_inner") / v_heads;
+  const double V = v_heads * hv, conv = 2 * k_heads * hk + V;
+  return E * (conv + V + 2 * v_heads) + V * E + conv * field(c, "ssm_d_conv") +
+         4 * v_heads * hk * hv;
+}
+
+// Multiply-adds per token outside attention summed over the layers: each layer's mixer
+// projections (or a recurrent layer's whole mixer) and its FFN.
+double layers_linear_macs(const nlohmann::json& c) {
+  const double ffn = ffn_macs_per_token(c);
+  double total = 0;
+  for (int l = 0; l < int(field(c, "n_layer")); ++l)
+    total +=
+        (layer_recurrent(c, l) ? delta_net_macs_per_token(c) : attention_projection_macs(c)) + ffn;
+  return total;
 }
 
 // Multiply-adds of one query against one key in one layer: q.k and p.v over every head.
@@ -91,6 +139,7 @@ double prefill_attention_flops(const nlohmann::json& c, int64_t tokens, int64_t 
                             : hd;
   double f = 0;
   for (int l = 0; l < int(field(c, "n_layer")); ++l) {
+    if (layer_recurrent(c, l)) continue;
     const bool slides = layer_slides(c, l);
     f += 2 * 2 * field(c, "n_head") * (slides ? hd_swa : hd) *
          (slides ? windowed_pairs(m, window) : m * (m + 1) / 2);
@@ -99,11 +148,11 @@ double prefill_attention_flops(const nlohmann::json& c, int64_t tokens, int64_t 
 }
 
 double prefill_linear_flops(const nlohmann::json& c, int64_t n) {
-  return 2 * (double(n) * field(c, "n_layer") * linear_macs_per_token(c) + output_macs(c));
+  return 2 * (double(n) * layers_linear_macs(c) + output_macs(c));
 }
 
 double attention_pair_flops(const nlohmann::json& c) {
-  return 2 * field(c, "n_layer") * attention_macs_per_pair(c);
+  return 2 * attention_layers(c) * attention_macs_per_pair(c);
 }
 
 double prefill_flops(const nlohmann::json& c, int64_t n) {
@@ -111,16 +160,15 @@ double prefill_flops(const nlohmann::json& c, int64_t n) {
 }
 
 double decode_step_flops(const nlohmann::json& c, int64_t context) {
-  const double L = field(c, "n_layer");
-  return 2 * (L * (linear_macs_per_token(c) + attention_macs_per_pair(c) * double(context)) +
-              output_macs(c));
+  return 2 * (layers_linear_macs(c) +
+              attention_layers(c) * attention_macs_per_pair(c) * double(context) + output_macs(c));
 }
 
 double scoring_flops(const nlohmann::json& c, int64_t n, int lookahead) {
   double f = prefill_flops(c, n);
   for (int j = 1; j < lookahead; ++j) f += decode_step_flops(c, n + j);
   // Each lookahead query's q.k against the n prompt keys in every layer and head.
-  f += 2 * field(c, "n_layer") * field(c, "n_head") * field(c, "head_dim") * double(lookahead) *
+  f += 2 * attention_layers(c) * field(c, "n_head") * field(c, "head_dim") * double(lookahead) *
        double(n);
   return f;
 }

@@ -24,8 +24,10 @@ namespace accel::reports {
 // non-positive field.
 double prefill_flops(const nlohmann::json& cfg, int64_t n_tokens);
 // Its parts: the matrix products of n tokens plus the output row, and attention's FLOPs per
-// (query, key) pair over all layers, as if every layer were full (then prefill_flops = linear +
-// per-pair x n (n + 1) / 2; with sliding layers the attention part is prefill_attention_flops).
+// (query, key) pair over the attention layers, as if every one were full (then prefill_flops =
+// linear + per-pair x n (n + 1) / 2; with sliding layers the attention part is
+// prefill_attention_flops). A hybrid's recurrent layers (recurrent_layers, ssm_* in the config:
+// qwen35's Gated DeltaNet) are all linear: their projections, conv and state products per token.
 double prefill_linear_flops(const nlohmann::json& cfg, int64_t n_tokens);
 double attention_pair_flops(const nlohmann::json& cfg);
 // Attention FLOPs of a causal prefill of `tokens` tokens spread evenly over `context` positions

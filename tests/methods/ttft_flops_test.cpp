@@ -61,5 +61,40 @@ TEST(TtftFlops, MixtureOfExpertsCountsTheExpertsATokenUsesAndTheRouter) {
   EXPECT_DOUBLE_EQ(linear_macs_per_token(c), 512.0);
 }
 
+
+// A qwen35-style hybrid: layer 0 Gated DeltaNet, layer 1 gated attention. DeltaNet sizes: 1 key
+// head and 2 value heads of 4, conv 4 wide over 2 x 4 + 8 = 16 channels. Per token:
+//   DeltaNet: in 8 x (16 + 8 + 2 x 2) = 224, out 8 x 8 = 64, conv 16 x 4 = 64, state 4 x 2 x 4 x 4
+//   = 128: 480 MACs. Gated attention: Q and gate 8 x 16 = 128, K and V 64, O 64: 256. FFN 384.
+// 3 tokens after 5 cached: 2 x 3 x (480 + 384) + 2 x 3 x (256 + 384) + 2 heads x 21 pairs x 16 +
+// the output row 160 = 5184 + 3840 + 672 + 160; the recurrent layer adds no pairs.
+TEST(TtftFlops, HybridRecurrentLayersAreLinearAndCountTheirStateProducts) {
+  ModelConfig c = hand_config();
+  c.recurrent_layers = {1, 0};
+  c.attn_output_gate = true;
+  c.ssm_d_conv = 4;
+  c.ssm_n_group = 1;
+  c.ssm_dt_rank = 2;
+  c.ssm_d_state = 4;
+  c.ssm_d_inner = 8;
+  EXPECT_DOUBLE_EQ(delta_net_macs_per_token(c), 480.0);
+  EXPECT_DOUBLE_EQ(attention_projection_macs(c), 256.0);
+  EXPECT_DOUBLE_EQ(forward_flops(c, 3, 5, 1), 5184.0 + 3840.0 + 672.0 + 160.0);
+  for (double cut : {1.0, 7.0, 63.0})
+    EXPECT_DOUBLE_EQ(forward_flops(c, cut, 0, 0) + forward_flops(c, 64 - cut, cut, 1),
+                     forward_flops(c, 64, 0, 1));
+}
+
+// qwen35moe's shared expert runs for every token: 3 x 8 x 5 MACs plus its one-row gate.
+TEST(TtftFlops, SharedExpertAndItsGateAreCounted) {
+  ModelConfig c = hand_config();
+  c.n_expert = 4;
+  c.n_expert_used = 2;
+  c.n_ff_expert = 6;
+  const double routed = ffn_macs_per_token(c);
+  c.n_ff_shexp = 5;
+  EXPECT_DOUBLE_EQ(ffn_macs_per_token(c), routed + 3 * 8 * 5 + 8);
+}
+
 }  // namespace
 }  // namespace accel

@@ -1,11 +1,14 @@
 // The ratio cost model: analytic FLOP counts on hand-worked configs, the least-squares eps fit,
 // the costmodel table on a store of known timings, and draft ranking; the linear + quadratic
-// model's fit and its predictions on timings that follow its law exactly.
+// model's fit and its predictions on timings that follow its law exactly; hybrid counts against
+// the methods' own (methods/ttft_flops.h).
 #include "reports/cost_model.h"
 #include "reports/linquad_model.h"
 
 #include <gtest/gtest.h>
 
+#include "methods/ttft_flops.h"
+#include "models/model_config.h"
 #include "tests/results/store_fixtures.h"
 #include "tests/support/test_support.h"
 
@@ -242,6 +245,48 @@ TEST(CostModel, DraftRankingOrdersByPredictedSpeedup) {
   EXPECT_EQ(t.rows[1][1].text, "big");
   const double r = analytic_ratio(small, target, 200, 8);
   EXPECT_NEAR(t.rows[0][5].data.get<double>(), 1 / (r + 0.2), 1e-12);
+}
+
+}  // namespace
+}  // namespace accel::reports
+
+namespace accel::reports {
+namespace {
+
+// The cost model reads stored JSON configs; the methods count FLOPs from the loaded ModelConfig
+// (methods/ttft_flops.h). On a qwen35moe-style hybrid (Gated DeltaNet layers 0 and 2, gated
+// attention 1 and 3, routed plus shared experts) both must give the same prefill and decode
+// counts, exactly: every term is an integer-valued double far below 2^53.
+TEST(CostModel, HybridCountsEqualTheMethodsCounts) {
+  ModelConfig c;
+  c.arch_name = "qwen35moe";
+  c.n_vocab = 100;
+  c.n_layer = 4;
+  c.n_embd = 32;
+  c.n_head = 4;
+  c.n_head_kv = 2;
+  c.head_dim = 8;
+  c.n_expert = 8;
+  c.n_expert_used = 2;
+  c.n_ff_expert = 16;
+  c.n_ff_shexp = 24;
+  c.attn_output_gate = true;
+  c.recurrent_layers = {1, 0, 1, 0};
+  c.ssm_d_conv = 4;
+  c.ssm_n_group = 2;
+  c.ssm_dt_rank = 4;
+  c.ssm_d_state = 8;
+  c.ssm_d_inner = 32;
+  const nlohmann::json j = config_json(c);
+  for (int64_t n : {1, 7, 300}) {
+    EXPECT_DOUBLE_EQ(prefill_flops(j, n), forward_flops(c, double(n), 0, 1)) << n;
+    EXPECT_DOUBLE_EQ(decode_step_flops(j, n), forward_flops(c, 1, double(n - 1), 1)) << n;
+  }
+  // Attention counts only the two attention layers: per pair 2 layers x 2 x 4 heads x 8.
+  EXPECT_DOUBLE_EQ(attention_pair_flops(j), 2 * 2 * 2 * 4 * 8.0);
+  nlohmann::json bad = j;
+  bad["recurrent_layers"] = {1, 0};
+  EXPECT_THROW(prefill_flops(bad, 10), std::invalid_argument);
 }
 
 }  // namespace
