@@ -13,7 +13,9 @@ void register_bench_table_command(CLI::App& app, CliCommands& out) {
       "bench-table",
       "Table of a kernel benchmark's JSON output (--benchmark_format=json with "
       "--benchmark_repetitions): median times and ratios to a reference variant with bootstrap "
-      "intervals, e.g. scripts/kv_kernel_table.sh");
+      "intervals, and each variant's time over its roofline bound when the run measured the "
+      "machine's rates, e.g. scripts/kv_kernel_table.sh, or bench_kquant's JSON with --family "
+      "kquant --reference q8_0 --floor none --size-label K");
   auto file = std::make_shared<std::string>();
   auto opt = std::make_shared<reports::BenchTableOptions>();
   auto format = std::make_shared<std::string>("md");
@@ -23,6 +25,8 @@ void register_bench_table_command(CLI::App& app, CliCommands& out) {
                   "Variant the ratios divide by (default fused_int4)");
   cmd->add_option("--floor", opt->floor_variant,
                   "Variant giving the reference's read-bound floor (default stream_int4)");
+  cmd->add_option("--size-label", opt->size_label,
+                  "Header of the size column (default Keys; bench_kquant's is K)");
   cmd->add_option("--format", *format, "md, csv, latex or json");
   out.push_back({cmd, [=]() {
                    std::ifstream in(*file);

@@ -1,6 +1,7 @@
-// FP32 FMA peak probe (see fma_peak.h). Hand-written intrinsics because the point is to issue
-// exactly one FMA per chain per step with enough independent chains (12) to hide FMA latency
-// (4 cycles on Zen 4 with 2 pipes -> at least 8 chains in flight).
+// FP32 FMA and integer dot-product peak probes (see fma_peak.h). Hand-written intrinsics because
+// the point is to issue exactly one FMA (or one dot-product step) per chain per step with enough
+// independent chains (12) to hide the latency (4 cycles on Zen 4 with 2 pipes -> at least 8
+// chains in flight; vpdpbusd's 5 cycles likewise).
 #include "kernels/fma_peak.h"
 
 // GCC 12's AVX-512 reduction helpers read a self-initialised "undefined" operand; harmless.
@@ -48,14 +49,69 @@ __attribute__((noipa)) float run_avx512(long iters, float seed) {
 }
 #endif
 
+// One step of a u8 x s8 dot-product chain as the integer-dot kernels issue it: vpdpbusd with VNNI,
+// else vpmaddubsw (pair sums in 16 bits), vpmaddwd by ones (to 32 bits) and vpaddd. The empty asm
+// makes the operands opaque each step, so the compiler cannot hoist the products out of the loop
+// (they do not depend on the accumulator without VNNI), yet emits no instruction for it.
+// kernels/kquant_panel.h runs 512-bit code in AVX-512 builds (VNNI with AVX-512 VNNI) and 256-bit
+// code otherwise (VNNI with AVX-VNNI); the probe times the width and rule the kernels use.
+#if !defined(__AVX512F__)
+inline __m256i dot_step256(__m256i acc, __m256i u, __m256i s) {
+#if defined(__AVXVNNI__)
+  return _mm256_dpbusd_avx_epi32(acc, u, s);
+#else
+  const __m256i pairs = _mm256_maddubs_epi16(u, s);
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+#endif
+}
+
+__attribute__((noipa)) float run_dot256(long iters, float seed) {
+  __m256i acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = _mm256_set1_epi32(int(seed) + i);
+  __m256i u = _mm256_set1_epi8(3), s = _mm256_set1_epi8(-2);
+  for (long it = 0; it < iters; ++it) {
+    asm volatile("" : "+x"(u), "+x"(s));
+    for (int i = 0; i < kChains; ++i) acc[i] = dot_step256(acc[i], u, s);
+  }
+  __m256i t = acc[0];
+  for (int i = 1; i < kChains; ++i) t = _mm256_add_epi32(t, acc[i]);
+  return float(_mm256_extract_epi32(t, 0));
+}
+#endif
+
+#if defined(__AVX512F__)
+inline __m512i dot_step512(__m512i acc, __m512i u, __m512i s) {
+#if defined(__AVX512VNNI__)
+  return _mm512_dpbusd_epi32(acc, u, s);
+#else
+  const __m512i pairs = _mm512_maddubs_epi16(u, s);
+  return _mm512_add_epi32(acc, _mm512_madd_epi16(pairs, _mm512_set1_epi16(1)));
+#endif
+}
+
+__attribute__((noipa)) float run_dot512(long iters, float seed) {
+  __m512i acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_epi32(int(seed) + i);
+  __m512i u = _mm512_set1_epi8(3), s = _mm512_set1_epi8(-2);
+  for (long it = 0; it < iters; ++it) {
+    asm volatile("" : "+v"(u), "+v"(s));
+    for (int i = 0; i < kChains; ++i) acc[i] = dot_step512(acc[i], u, s);
+  }
+  __m512i t = acc[0];
+  for (int i = 1; i < kChains; ++i) t = _mm512_add_epi32(t, acc[i]);
+  return float(_mm512_reduce_add_epi32(t));
+}
+#endif
+
 using Fn = float (*)(long, float);
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// GFLOP/s of `fn` (lanes wide) on `threads` threads, run for about `seconds`.
-double measure(Fn fn, int lanes, int threads, double seconds) {
+// G ops/s of `fn` (ops_per_step per chain and step: 2 x lanes for FMA flops, the byte pairs of one
+// dot-product step for int8) on `threads` threads, run for about `seconds`.
+double measure(Fn fn, int ops_per_step, int threads, double seconds) {
   volatile float sink = 0;
   // Calibrate on one thread: grow the step count until a run takes >= 5 ms.
   long iters = 1 << 14;
@@ -81,7 +137,7 @@ double measure(Fn fn, int lanes, int threads, double seconds) {
       sink = sink + r;
     }
     const double dt = seconds_since(s0);
-    best = std::max(best, double(each) * kChains * lanes * 2.0 * threads / dt * 1e-9);
+    best = std::max(best, double(each) * kChains * ops_per_step * double(threads) / dt * 1e-9);
   }
   return best;
 }
@@ -90,11 +146,28 @@ double measure(Fn fn, int lanes, int threads, double seconds) {
 
 double measure_fma_peak_gflops(int threads, double seconds) {
   threads = std::max(1, threads);
-  double best = measure(&run_avx2, 8, threads, seconds);
+  double best = measure(&run_avx2, 2 * 8, threads, seconds);
 #if defined(__AVX512F__)
-  best = std::max(best, measure(&run_avx512, 16, threads, seconds));
+  best = std::max(best, measure(&run_avx512, 2 * 16, threads, seconds));
 #endif
   return best;
+}
+
+double measure_int8_dot_peak_gops(int threads, double seconds) {
+  threads = std::max(1, threads);
+#if defined(__AVX512F__)
+  return measure(&run_dot512, 64, threads, seconds);
+#else
+  return measure(&run_dot256, 32, threads, seconds);
+#endif
+}
+
+const char* int8_dot_instruction() {
+#if defined(__AVX512F__) ? defined(__AVX512VNNI__) : defined(__AVXVNNI__)
+  return "vpdpbusd";
+#else
+  return "vpmaddubsw";
+#endif
 }
 
 }  // namespace accel

@@ -19,16 +19,56 @@ namespace {
 struct Entry {
   std::string variant, shape;
   long long size = 0;
-  double us = 0;        // real time in microseconds
-  double kv_bytes = 0;  // the kv_bytes counter, 0 when absent
-  double pv_fmas = 0;   // the pv_fmas counter, 0 when absent
+  double us = 0;         // real time in microseconds
+  double kv_bytes = 0;   // the bytes read: the kv_bytes counter, else bytes; 0 when absent
+  double pv_fmas = 0;    // the pv_fmas counter, 0 when absent
+  double fma_flops = 0;  // f32 FMA arithmetic (2 flops per multiply-add), 0 when absent
+  double int8_macs = 0;  // u8 x s8 dot-product multiply-adds, 0 when absent
+  int threads = 0;       // the threads counter, 0 when absent
 };
 
-// Measurements of the machine in the same run, beside the kernels.
-struct Machine {
+// The rates of one thread count (0: entries that did not say).
+struct Rates {
   std::vector<double> dram_bytes_per_s;
   double fma_flops_per_s = 0;  // best repetition
+  double int8_ops_per_s = 0;   // best repetition
 };
+
+// Measurements of the machine in the same run, beside the kernels, by thread count.
+struct Machine {
+  std::vector<double> dram_bytes_per_s;  // every thread count (the DRAM stream column)
+  double fma_flops_per_s = 0;            // best of every thread count (the P.V floor column)
+  std::map<int, Rates> by_threads;
+  std::string int8_instruction;
+  // The rates an entry on `threads` threads is bounded by: its own thread count's when measured,
+  // else those measured without a count.
+  const Rates* rates(int threads) const {
+    auto it = by_threads.find(threads);
+    if (it == by_threads.end()) it = by_threads.find(0);
+    return it == by_threads.end() ? nullptr : &it->second;
+  }
+};
+
+// An entry's roofline bound in seconds, max(bytes / bandwidth, fma_flops / FMA peak, int8_macs /
+// int8 peak) over the terms it has counters (and the run has rates at its thread count) for, and
+// which term binds; 0 when it has none.
+struct Bound {
+  double s = 0;
+  const char* kind = "";
+};
+Bound roofline_bound(const Entry& e, const Machine& m) {
+  Bound b;
+  const Rates* r = m.rates(e.threads);
+  if (!r) return b;
+  auto consider = [&](double s, const char* kind) {
+    if (s > b.s) b = {s, kind};
+  };
+  if (e.kv_bytes > 0 && !r->dram_bytes_per_s.empty())
+    consider(e.kv_bytes / median(r->dram_bytes_per_s), "mem");
+  if (e.fma_flops > 0 && r->fma_flops_per_s > 0) consider(e.fma_flops / r->fma_flops_per_s, "fma");
+  if (e.int8_macs > 0 && r->int8_ops_per_s > 0) consider(e.int8_macs / r->int8_ops_per_s, "int8");
+  return b;
+}
 
 double to_us(double t, const std::string& unit, const std::string& name) {
   if (unit == "ns") return t * 1e-3;
@@ -70,19 +110,40 @@ std::vector<Entry> read_entries(const nlohmann::json& bench, const std::string& 
     if (!b.contains("real_time") || !b["real_time"].is_number())
       throw std::invalid_argument("benchmark '" + name + "': no numeric real_time");
     const double us = to_us(b["real_time"].get<double>(), b.value("time_unit", "ns"), name);
+    const int threads = int(b.value("threads", 0.0));
     if (p.size() == 3 && p[1] == "dram_read") {
       const double bytes = b.value("bytes", 0.0);
-      if (bytes > 0 && us > 0) machine->dram_bytes_per_s.push_back(bytes / (us * 1e-6));
+      if (bytes > 0 && us > 0) {
+        machine->dram_bytes_per_s.push_back(bytes / (us * 1e-6));
+        machine->by_threads[threads].dram_bytes_per_s.push_back(bytes / (us * 1e-6));
+      }
       continue;
     }
     if (p.size() == 3 && p[1] == "fma_peak") {
-      machine->fma_flops_per_s = std::max(machine->fma_flops_per_s, b.value("flops_per_s", 0.0));
+      const double f = b.value("flops_per_s", 0.0);
+      machine->fma_flops_per_s = std::max(machine->fma_flops_per_s, f);
+      double& best = machine->by_threads[threads].fma_flops_per_s;
+      best = std::max(best, f);
+      continue;
+    }
+    if (p.size() == 3 && p[1] == "int8_peak") {
+      double& best = machine->by_threads[threads].int8_ops_per_s;
+      best = std::max(best, b.value("ops_per_s", 0.0));
+      machine->int8_instruction = b.value("label", "");
       continue;
     }
     if (p.size() != 4)
       throw std::invalid_argument("benchmark '" + name + "': expected " + family +
                                   "/<variant>/<shape>/<size>");
-    Entry e{p[1], p[2], 0, us, b.value("kv_bytes", 0.0), b.value("pv_fmas", 0.0)};
+    Entry e{p[1],
+            p[2],
+            0,
+            us,
+            b.value("kv_bytes", b.value("bytes", 0.0)),
+            b.value("pv_fmas", 0.0),
+            b.value("fma_flops", 0.0),
+            b.value("int8_macs", 0.0),
+            threads};
     try {
       e.size = std::stoll(p[3]);
     } catch (const std::exception&) {
@@ -123,6 +184,7 @@ Table bench_table(const nlohmann::json& bench, const BenchTableOptions& opt) {
   using Key = std::pair<std::string, long long>;
   std::map<Key, std::map<std::string, std::vector<double>>> times;
   std::map<Key, const Entry*> ref_entry;  // the reference's entry of each row (its counters)
+  std::map<Key, std::map<std::string, const Entry*>> variant_entry;  // each variant's counters
   std::vector<Key> order;
   for (const auto& e : entries) {
     if (std::find(variants.begin(), variants.end(), e.variant) == variants.end())
@@ -130,12 +192,13 @@ Table bench_table(const nlohmann::json& bench, const BenchTableOptions& opt) {
     const Key k{e.shape, e.size};
     if (!times.count(k)) order.push_back(k);
     times[k][e.variant].push_back(e.us);
+    variant_entry[k][e.variant] = &e;
     if (e.variant == opt.reference) ref_entry[k] = &e;
   }
   const double bw = dram.empty() ? 0 : median(dram);
   Table t;
   t.title = "Kernel times (median µs over repetitions) and ratios to " + opt.reference;
-  t.columns = {{"shape", "Shape", Align::Left}, {"size", "Keys", Align::Right}};
+  t.columns = {{"shape", "Shape", Align::Left}, {"size", opt.size_label, Align::Right}};
   for (const auto& v : variants) t.columns.push_back({v + "_us", v + " (µs)", Align::Right});
   for (const auto& v : variants)
     if (v != opt.reference && v != opt.floor_variant)
@@ -148,9 +211,21 @@ Table bench_table(const nlohmann::json& bench, const BenchTableOptions& opt) {
   if (show_dram)
     t.columns.push_back({"dram_ratio", opt.reference + " / DRAM stream", Align::Right});
   const double peak = machine.fma_flops_per_s;
-  const bool show_pv_floor = show_dram && opt.use_fma_peak && peak > 0;
+  const bool any_pv = std::any_of(ref_entry.begin(), ref_entry.end(),
+                                  [](const auto& kv) { return kv.second->pv_fmas > 0; });
+  const bool show_pv_floor = show_dram && opt.use_fma_peak && peak > 0 && any_pv;
   if (show_pv_floor)
     t.columns.push_back({"pv_floor_ratio", "f32 P·V floor / DRAM stream", Align::Right});
+  // Roofline: a column per variant whose entries have a bound (counters and measured rates).
+  std::vector<std::string> roof_variants;
+  for (const auto& v : variants)
+    for (const auto& [k, by] : variant_entry)
+      if (by.count(v) && roofline_bound(*by.at(v), machine).s > 0) {
+        roof_variants.push_back(v);
+        break;
+      }
+  for (const auto& v : roof_variants)
+    t.columns.push_back({v + "_roofline", v + " / roofline", Align::Right});
   std::sort(order.begin(), order.end());
   for (const auto& k : order) {
     auto& by = times[k];
@@ -175,7 +250,47 @@ Table bench_table(const nlohmann::json& bench, const BenchTableOptions& opt) {
                                nlohmann::json{{"ratio", floor_s / stream_s}})
                         : Cell("—", nullptr));
     }
+    for (const auto& v : roof_variants) {
+      const auto it = variant_entry[k].find(v);
+      const Bound b = it == variant_entry[k].end() ? Bound{} : roofline_bound(*it->second, machine);
+      if (b.s <= 0 || by[v].empty()) {
+        row.push_back(Cell("—", nullptr));
+        continue;
+      }
+      const double m = median(by[v]) * 1e-6 / b.s;
+      char text[48];
+      std::snprintf(text, sizeof text, "%.2f× %s", m, b.kind);
+      row.push_back(
+          Cell(text, nlohmann::json{{"ratio", m}, {"bound_us", b.s * 1e6}, {"bound", b.kind}}));
+    }
     t.rows.push_back(std::move(row));
+  }
+  if (!roof_variants.empty()) {
+    std::string rates;
+    for (const auto& [threads, r] : machine.by_threads) {
+      std::string one;
+      auto add = [&](const std::string& x) { one += (one.empty() ? "" : ", ") + x; };
+      if (!r.dram_bytes_per_s.empty())
+        add("read " + format_number(median(r.dram_bytes_per_s) * 1e-9) + " GB/s");
+      if (r.fma_flops_per_s > 0)
+        add("f32 FMA " + format_number(r.fma_flops_per_s * 1e-9) + " GFLOP/s");
+      if (r.int8_ops_per_s > 0)
+        add("int8 dot " + format_number(r.int8_ops_per_s * 1e-9) + " G multiply-adds/s");
+      rates += std::string(rates.empty() ? "" : "; ") +
+               (threads > 0 ? std::to_string(threads) + " thread" + (threads > 1 ? "s" : "") + ": "
+                            : "") +
+               one;
+    }
+    if (!machine.int8_instruction.empty()) rates += " (int8 via " + machine.int8_instruction + ")";
+    t.footnotes.push_back(
+        "<variant> / roofline: the median time over the variant's roofline bound, max(bytes / "
+        "read bandwidth, fma_flops / f32 FMA peak, int8_macs / int8 dot-product peak) over the "
+        "counters it reports, with the rates measured in the same run at the entry's thread "
+        "count (" +
+        rates +
+        "); the suffix names the binding term (mem, fma, int8). 1× is the bound itself. The "
+        "bandwidth is a 1 GiB read's (memory, not cache): an entry whose data stays in cache "
+        "between iterations can go below 1× mem.");
   }
   t.footnotes.push_back("Ratios: ratio of medians, the column's variant / " + opt.reference +
                         " (kernel time); 95% percentile-bootstrap interval, 2000 resamples of "

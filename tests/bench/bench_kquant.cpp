@@ -3,6 +3,9 @@
 // the same process: decode GEMV (M = 1), verify (M = 16) and prefill (M = 256) over a 4096 x 4096
 // weight, 1 or 2 threads. Reports GB/s of packed weight bytes read (the decode figure of merit),
 // GFLOP/s, and speed relative to q8_0 at the same M and threads (q8_0 runs first in each group).
+// Each entry also reports its bytes and multiply-adds, and the run measures the machine's read
+// bandwidth and compute peaks (machine_rates.h), so `accelbench bench-table --family kquant
+// --reference q8_0 --floor none` gives every entry's time over its roofline bound.
 // Measures only; correctness lives in tests/kernels/{gemm,kquant}_test.cpp.
 #include <benchmark/benchmark.h>
 
@@ -15,6 +18,7 @@
 #include "kernels/gemm.h"
 #include "kernels/quant.h"
 #include "kernels/threading.h"
+#include "tests/bench/machine_rates.h"
 #include "tests/support/test_support.h"
 
 namespace {
@@ -48,10 +52,13 @@ std::map<std::pair<int64_t, int>, double>& q8_seconds() {
   return m;
 }
 
-// Args: type index (varies fastest, so q8_0 runs first for each M/threads), M, threads.
-void BM_KQuantGemm(benchmark::State& state) {
-  const int ti = int(state.range(0)), threads = int(state.range(2));
-  const size_t M = size_t(state.range(1));
+// Every type but q4_0 multiplies with integer dot products on q8_0-quantized activations
+// (gemm_intdot_part); q4_0 widens its codes to f32 and uses FMAs. The roofline counter follows.
+bool integer_dot(DType t) {
+  return t != DType::Q4_0;
+}
+
+void BM_KQuantGemm(benchmark::State& state, int ti, size_t M, int threads) {
   accel::set_num_threads(threads);
   const auto& W = weights(ti);
   const std::vector<float> x = accel::test::random_normal(M * kK, 99);
@@ -69,6 +76,13 @@ void BM_KQuantGemm(benchmark::State& state) {
   state.counters["weight_GB/s"] = double(W[0].bytes()) / per_call * 1e-9;
   state.counters["GFLOP/s"] = 2.0 * double(M) * kN * kK / per_call * 1e-9;
   state.counters["bits/weight"] = 8.0 * double(W[0].bytes()) / double(kN * kK);
+  // What the roofline column (accelbench bench-table) bounds the call by: the packed weights
+  // read, and the multiply-adds as the instruction mix does them.
+  state.counters["bytes"] = double(W[0].bytes());
+  state.counters["threads"] = threads;
+  const double macs = double(M) * kN * kK;
+  state.counters[integer_dot(kTypes[ti]) ? "int8_macs" : "fma_flops"] =
+      integer_dot(kTypes[ti]) ? macs : 2 * macs;
   auto& q8 = q8_seconds();
   if (kTypes[ti] == DType::Q8_0) q8[{int64_t(M), threads}] = per_call;
   const auto f = q8.find({int64_t(M), threads});
@@ -78,13 +92,30 @@ void BM_KQuantGemm(benchmark::State& state) {
   accel::set_num_threads(accel::default_num_threads());
 }
 
-BENCHMARK(BM_KQuantGemm)
-    ->ArgNames({"type", "M", "threads"})
-    ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {1, 16, 256}, {1, 2}})
-    ->UseRealTime()
-    ->MinTime(0.3)
-    ->Unit(benchmark::kMillisecond);
+// Names kquant/<type>/m<M>-t<threads>/4096, the form `accelbench bench-table --family kquant
+// --reference q8_0` reads; the type varies fastest, so q8_0 runs first for each M and threads.
+void register_all() {
+  accel::bench::register_machine_rates("kquant");
+  for (int threads : {1, 2})
+    for (size_t M : {size_t(1), size_t(16), size_t(256)})
+      for (int ti = 0; ti < int(std::size(kTypes)); ++ti) {
+        const std::string name = "kquant/" + std::string(accel::dtype_name(kTypes[ti])) + "/m" +
+                                 std::to_string(M) + "-t" + std::to_string(threads) + "/" +
+                                 std::to_string(kK);
+        benchmark::RegisterBenchmark(name.c_str(), BM_KQuantGemm, ti, M, threads)
+            ->UseRealTime()
+            ->MinTime(0.3)
+            ->Unit(benchmark::kMillisecond);
+      }
+}
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

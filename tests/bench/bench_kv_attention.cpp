@@ -15,7 +15,8 @@
 //                  residual and the new row (keys and values from the same random rows)
 //   dequant_kivi4  the path it replaced: attention_kivi_dequantized (every block into f32 scratch,
 //                  then the f32 kernel), inside the timed region
-// plus the machine's read bandwidth (dram_read) and f32 FMA peak (fma_peak) in the same run.
+// plus the machine's read bandwidth (dram_read), f32 FMA peak (fma_peak) and int8 dot-product peak
+// (int8_peak) in the same run (machine_rates.h).
 // Shapes: "seed" (64 query heads, 8 kv heads, D 128: Llama-3.1-70B) and "small" (12, 4, 64: the
 // small family). Names are kv_attention/<variant>/<shape>/<n_kv>, the form
 // `accelbench bench-table` reads. Measures only; correctness is in tests/kernels.
@@ -35,11 +36,11 @@
 #include "kernels/attention.h"
 #include "kernels/attention_kivi.h"
 #include "kernels/attention_quant.h"
-#include "kernels/fma_peak.h"
 #include "kernels/fp16.h"
 #include "kernels/kv_quant.h"
 #include "kernels/kv_quant_kivi.h"
 #include "kernels/threading.h"
+#include "tests/bench/machine_rates.h"
 #include "tests/support/test_support.h"
 
 namespace {
@@ -121,10 +122,13 @@ Cache& cache(int shape, size_t n) {
 }
 
 // kv_bytes: what the variant reads; pv_fmas: the multiply-adds of P.V (n_kv x query heads x
-// head_dim), the same for every variant, which bench-table turns into an arithmetic floor.
-void set_counters(benchmark::State& st, const Cache& c, double bytes) {
+// head_dim), the same for every variant, which bench-table turns into an arithmetic floor;
+// fma_flops: the f32 arithmetic of scores and P.V (2 x 2 x pv_fmas; 0 for a plain read), the
+// compute term of the variant's roofline bound.
+void set_counters(benchmark::State& st, const Cache& c, double bytes, bool computes = true) {
   st.counters["kv_bytes"] = bytes;
   st.counters["pv_fmas"] = double(c.n) * c.sh->heads * c.sh->D;
+  st.counters["fma_flops"] = computes ? 4.0 * double(c.n) * c.sh->heads * c.sh->D : 0.0;
   st.counters["GB/s"] =
       benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   st.counters["threads"] = accel::num_threads();
@@ -313,58 +317,12 @@ void BM_StreamInt4(benchmark::State& st, int shape, size_t n) {
   buf.assign(bytes / 4 + 16, 1.f);
   const size_t nf = bytes / 4 / 64 * 64;
   std::vector<float> partial(size_t(accel::parallel_slots()) * 16);
-  for (auto _ : st) {
-    accel::parallel_ranges(nf / 64, 1e9, [&](size_t b, size_t e, int slot) {
-      __m256 a[8];
-      for (auto& x : a) x = _mm256_setzero_ps();
-      for (size_t i = b * 64; i < e * 64; i += 64)
-        for (int u = 0; u < 8; ++u) a[u] = _mm256_add_ps(a[u], _mm256_loadu_ps(&buf[i + u * 8]));
-      for (int u = 1; u < 8; ++u) a[0] = _mm256_add_ps(a[0], a[u]);
-      _mm256_storeu_ps(&partial[size_t(slot) * 16], a[0]);
-    });
-    benchmark::DoNotOptimize(partial.data());
-  }
-  set_counters(st, c, double(nf) * 4);
-}
-
-// The machine's read bandwidth in the same run: a 1 GiB buffer (far beyond the last-level cache)
-// summed by the engine's threads; `bytes` / time is what bench-table divides kv bytes by.
-void BM_DramRead(benchmark::State& st) {
-  constexpr size_t kBytes = size_t(1) << 30;
-  static std::vector<float> buf(kBytes / 4, 1.f);
-  std::vector<float> partial(size_t(accel::parallel_slots()) * 16);
-  for (auto _ : st) {
-    accel::parallel_ranges(buf.size() / 64, 1e12, [&](size_t b, size_t e, int slot) {
-      __m256 a[8];
-      for (auto& x : a) x = _mm256_setzero_ps();
-      for (size_t i = b * 64; i < e * 64; i += 64)
-        for (int u = 0; u < 8; ++u) a[u] = _mm256_add_ps(a[u], _mm256_loadu_ps(&buf[i + u * 8]));
-      for (int u = 1; u < 8; ++u) a[0] = _mm256_add_ps(a[0], a[u]);
-      _mm256_storeu_ps(&partial[size_t(slot) * 16], a[0]);
-    });
-    benchmark::DoNotOptimize(partial.data());
-  }
-  st.counters["bytes"] = double(kBytes);
-  st.counters["GB/s"] =
-      benchmark::Counter(double(kBytes) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-}
-
-// The machine's f32 FMA peak in the same run (flops_per_s, 2 flops per FMA lane), on the engine's
-// threads: what bench-table divides pv_fmas by for the P.V floor.
-void BM_FmaPeak(benchmark::State& st) {
-  double gflops = 0;
-  for (auto _ : st) gflops = accel::measure_fma_peak_gflops(accel::num_threads(), 0.3);
-  st.counters["flops_per_s"] = gflops * 1e9;
+  for (auto _ : st) accel::bench::simd_sum_read(buf.data(), nf, partial, 1e9);
+  set_counters(st, c, double(nf) * 4, /*computes=*/false);
 }
 
 void register_all() {
-  benchmark::RegisterBenchmark("kv_attention/dram_read/1073741824", BM_DramRead)
-      ->UseRealTime()
-      ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("kv_attention/fma_peak/0", BM_FmaPeak)
-      ->Iterations(1)
-      ->UseRealTime()
-      ->Unit(benchmark::kMillisecond);
+  accel::bench::register_machine_rates("kv_attention");
   const size_t lengths[] = {1024, 4096, 16384, 32768, 65536, 131072};
   for (int shape = 0; shape < 2; ++shape)
     for (size_t n : lengths) {

@@ -1,6 +1,7 @@
 // Tests of reports::bench_table on hand-made Google Benchmark JSON: medians over repetitions,
-// ratios to the reference with intervals, the floor, DRAM and f32 P.V floor columns, aggregate rows
-// ignored, and clear errors on input that is not benchmark output. Tests only.
+// ratios to the reference with intervals, the floor, DRAM and f32 P.V floor columns, the roofline
+// columns, aggregate rows ignored, and clear errors on input that is not benchmark output. Tests
+// only.
 #include <gtest/gtest.h>
 
 #include "reports/bench_table.h"
@@ -79,6 +80,75 @@ TEST(BenchTable, PvFloorIsTheReferencesFmasAtTheBestMeasuredPeakOverTheDramStrea
   no_peak.use_fma_peak = false;
   const auto t2 = accel::reports::bench_table(b, no_peak);
   for (const auto& col : t2.columns) EXPECT_NE(col.key, "pv_floor_ratio");
+}
+
+// The roofline column, worked by hand. Rates in the run: read 100 GB/s (sample()), FMA 2e9 flop/s,
+// int8 4e9 multiply-adds/s. fused_int4 (median 11 us): 1e6 bytes -> 10 us, 1e4 fma_flops -> 5 us:
+// memory binds, 1.1x. f32 (median 42 us): no bytes counter, 4e4 fma_flops -> 20 us: 2.1x fma.
+// A q8 variant (median 30 us) with 1.2e5 int8 multiply-adds -> 30 us: 1.0x int8. stream_int4 has
+// no counters: no column of its own.
+TEST(BenchTable, RooflineIsTheTimeOverTheLargestMeasuredBoundNamingIt) {
+  json b = sample();
+  for (auto& e : b["benchmarks"]) {
+    const std::string n = e["name"];
+    if (n.find("fused_int4") != std::string::npos) e["fma_flops"] = 1e4;
+    if (n.find("/f32/seed/1024/real_time") != std::string::npos && e["run_type"] == "iteration")
+      e["fma_flops"] = 4e4;
+  }
+  for (double t : {30.0, 29.0, 31.0}) {
+    json q = entry("kv_attention/q8/seed/1024/real_time", t);
+    q["int8_macs"] = 1.2e5;
+    b["benchmarks"].push_back(q);
+  }
+  json fma = entry("kv_attention/fma_peak/0", 300.0, "ms");
+  fma["flops_per_s"] = 2e9;
+  json int8 = entry("kv_attention/int8_peak/0", 300.0, "ms");
+  int8["ops_per_s"] = 4e9;
+  int8["label"] = "vpmaddubsw";
+  b["benchmarks"].push_back(fma);
+  b["benchmarks"].push_back(int8);
+  const auto t = accel::reports::bench_table(b);
+  ASSERT_EQ(t.rows.size(), 1u);
+  std::map<std::string, const accel::reports::Cell*> c;
+  for (size_t i = 0; i < t.columns.size(); ++i) c[t.columns[i].key] = &t.rows[0][i];
+  EXPECT_NEAR(c.at("fused_int4_roofline")->data["ratio"].get<double>(), 1.1, 1e-12);
+  EXPECT_EQ(c.at("fused_int4_roofline")->data["bound"], "mem");
+  EXPECT_NEAR(c.at("f32_roofline")->data["ratio"].get<double>(), 2.1, 1e-12);
+  EXPECT_EQ(c.at("f32_roofline")->data["bound"], "fma");
+  EXPECT_NEAR(c.at("q8_roofline")->data["ratio"].get<double>(), 1.0, 1e-12);
+  EXPECT_EQ(c.at("q8_roofline")->text, "1.00× int8");
+  EXPECT_EQ(c.count("stream_int4_roofline"), 0u);
+  EXPECT_EQ(c.count("int8_peak_us"), 0u);  // a machine measurement, not a variant
+  bool named = false;
+  for (const auto& f : t.footnotes)
+    named |= f.find("int8 dot 4.00 G") != std::string::npos &&
+             f.find("int8 via vpmaddubsw") != std::string::npos;
+  EXPECT_TRUE(named) << "the footnote gives the rates and the instruction";
+}
+
+// Rates are matched by thread count: the same 4e4 flops in 40 us are 1.0x a 1e9 flop/s one-thread
+// peak and 2.0x a 2e9 flop/s two-thread peak.
+TEST(BenchTable, RooflineUsesTheRatesOfTheEntrysThreadCount) {
+  json b = json::array();
+  for (auto [shape, threads] : {std::pair{"a", 1}, std::pair{"b", 2}}) {
+    json e = entry(std::string("k/f32/") + shape + "/64", 40.0);
+    e["fma_flops"] = 4e4;
+    e["threads"] = threads;
+    b.push_back(e);
+    json peak = entry("k/fma_peak/t" + std::to_string(threads), 300.0, "ms");
+    peak["flops_per_s"] = 1e9 * threads;
+    peak["threads"] = threads;
+    b.push_back(peak);
+  }
+  accel::reports::BenchTableOptions opt;
+  opt.family = "k";
+  opt.reference = "f32";
+  const auto t = accel::reports::bench_table(json{{"benchmarks", b}}, opt);
+  ASSERT_EQ(t.rows.size(), 2u);
+  size_t col = 0;
+  while (t.columns[col].key != "f32_roofline") ++col;
+  EXPECT_NEAR(t.rows[0][col].data["ratio"].get<double>(), 1.0, 1e-12);  // shape a, 1 thread
+  EXPECT_NEAR(t.rows[1][col].data["ratio"].get<double>(), 2.0, 1e-12);  // shape b, 2 threads
 }
 
 TEST(BenchTable, RefusesInputThatIsNotBenchmarkOutputNamingTheProblem) {
