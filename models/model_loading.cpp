@@ -32,6 +32,13 @@ const GgufTensorInfo& expect(const GgufFile& f, const std::string& name,
   return *t;
 }
 
+double causal_pairs(const int32_t* kv_pos, size_t n_kv, const int32_t* q_pos, size_t T) {
+  double pairs = 0;
+  for (size_t t = 0; t < T; ++t)
+    for (size_t j = 0; j < n_kv; ++j) pairs += kv_pos[j] <= q_pos[t] ? 1 : 0;
+  return pairs;
+}
+
 std::vector<float> load_vector(const GgufFile& f, const std::string& name, uint64_t n) {
   const GgufTensorInfo& t = expect(f, name, {n});
   std::vector<float> v(n);

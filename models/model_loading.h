@@ -22,6 +22,10 @@ std::string dims_str(const std::vector<uint64_t>& d);
 void timed_gemm(ForwardProfile* prof, const float* X, size_t M, size_t ldx, const PackedWeight& W,
                 float* Y, size_t ldy, const float* bias = nullptr);
 
+// Causal (query, key) pairs of one head in one full-attention layer: keys at kv_pos[0, n_kv)
+// visible to queries at q_pos[0, T) (key position <= query position), for ForwardProfile.
+double causal_pairs(const int32_t* kv_pos, size_t n_kv, const int32_t* q_pos, size_t T);
+
 // Looks up a tensor and checks its dims (ggml order); throws GgufError naming file and tensor.
 const GgufTensorInfo& expect(const GgufFile& f, const std::string& name,
                              const std::vector<uint64_t>& dims);
