@@ -280,7 +280,10 @@ bool imrope_turns_by_position(const std::vector<int>& s, int pair) {
 // its value heads by state_size when it loads tensors and by inner_size / time_step_rank when it
 // runs them), MTP blocks marked recurrent, and M-RoPE sections that leave a rotated pair at
 // position 0.
-void read_hybrid(const GgufFile& f, const std::string& a, ModelConfig& c) {
+// The keys both hybrids share: NextN blocks (counted in block_count, not in n_layer) and the
+// ssm.* sizes within the given bounds, a state size of 0 refused. Returns block_count.
+int read_ssm_keys(const GgufFile& f, const std::string& a, ModelConfig& c, uint64_t max_inner,
+                  uint64_t max_heads) {
   const int n_layer_all = c.n_layer;
   const std::string nextn = a + "nextn_predict_layers";
   c.n_layer_nextn = bounded_int_or(f, nextn, 0, 0, 1024);
@@ -288,11 +291,16 @@ void read_hybrid(const GgufFile& f, const std::string& a, ModelConfig& c) {
     bad(f, nextn, "must be below block_count (" + std::to_string(n_layer_all) + ")");
   c.n_layer = n_layer_all - c.n_layer_nextn;
   c.ssm_d_conv = bounded_int(f, a + "ssm.conv_kernel", 1, 64);
-  c.ssm_d_inner = bounded_int(f, a + "ssm.inner_size", 1, 1u << 16);
+  c.ssm_d_inner = bounded_int(f, a + "ssm.inner_size", 1, max_inner);
   c.ssm_d_state = bounded_int(f, a + "ssm.state_size", 0, 1024);
   if (c.ssm_d_state == 0) bad(f, a + "ssm.state_size", "a state size of 0");
-  c.ssm_dt_rank = bounded_int(f, a + "ssm.time_step_rank", 1, 1024);
-  c.ssm_n_group = bounded_int(f, a + "ssm.group_count", 1, 1024);
+  c.ssm_dt_rank = bounded_int(f, a + "ssm.time_step_rank", 1, max_heads);
+  c.ssm_n_group = bounded_int(f, a + "ssm.group_count", 1, max_heads);
+  return n_layer_all;
+}
+
+void read_hybrid(const GgufFile& f, const std::string& a, ModelConfig& c) {
+  const int n_layer_all = read_ssm_keys(f, a, c, 1u << 16, 1024);
   if (c.ssm_dt_rank % c.ssm_n_group != 0)
     bad(f, a + "ssm.group_count",
         std::to_string(c.ssm_n_group) + " key heads do not divide time_step_rank's " +
@@ -352,18 +360,7 @@ void read_hybrid(const GgufFile& f, const std::string& a, ModelConfig& c) {
 // arrays of the wrong length, an FFN block that also states KV heads, and attention (or FFN)
 // layers whose KV head counts (widths) differ: the cache keeps one K/V row shape.
 void read_nemotron_h(const GgufFile& f, const std::string& a, ModelConfig& c) {
-  const int n_layer_all = c.n_layer;
-  const std::string nextn = a + "nextn_predict_layers";
-  c.n_layer_nextn = bounded_int_or(f, nextn, 0, 0, 1024);
-  if (c.n_layer_nextn >= n_layer_all)
-    bad(f, nextn, "must be below block_count (" + std::to_string(n_layer_all) + ")");
-  c.n_layer = n_layer_all - c.n_layer_nextn;
-  c.ssm_d_conv = bounded_int(f, a + "ssm.conv_kernel", 1, 64);
-  c.ssm_d_inner = bounded_int(f, a + "ssm.inner_size", 1, 1u << 17);
-  c.ssm_d_state = bounded_int(f, a + "ssm.state_size", 0, 1024);
-  if (c.ssm_d_state == 0) bad(f, a + "ssm.state_size", "a state size of 0");
-  c.ssm_dt_rank = bounded_int(f, a + "ssm.time_step_rank", 1, 1u << 14);
-  c.ssm_n_group = bounded_int(f, a + "ssm.group_count", 1, 1u << 14);
+  const int n_layer_all = read_ssm_keys(f, a, c, 1u << 17, 1u << 14);
   if (c.ssm_d_inner % c.ssm_dt_rank != 0)
     bad(f, a + "ssm.time_step_rank",
         std::to_string(c.ssm_dt_rank) + " heads do not divide inner_size " +

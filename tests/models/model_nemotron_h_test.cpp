@@ -82,13 +82,7 @@ TEST_F(NemotronH, BothMembersMatchNaiveDoubleForward) {
 // A sparse prefill (kept tokens at their original positions): attention layers mask by position,
 // recurrent layers consume only the kept tokens, in order, on both sides.
 TEST_F(NemotronH, SparsePositionsMatchNaiveDoubleForward) {
-  const auto toks = seeded_tokens(24, target_->config().n_vocab, 4);
-  std::vector<int32_t> pos;
-  for (int32_t i = 0; i < 24; ++i) pos.push_back(i * 2 + (i % 2));
-  KVCache cache = target_->make_cache();
-  std::vector<float> got;
-  prefill(*target_, toks, pos, cache, 7, &got);
-  EXPECT_TRUE(test::near_all(got, test::reference_forward(paths_[0], toks, pos), 1e-4, 1e-4));
+  test::expect_sparse_positions_match_reference(*target_, paths_[0], 4);
 }
 
 // Batch invariance bit for bit: the conv and scan kernels run in token order on every path

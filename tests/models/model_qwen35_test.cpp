@@ -91,13 +91,7 @@ TEST(Qwen35Moe, MatchesNaiveDoubleForwardAndIsBatchInvariant) {
 // A sparse prefill (kept tokens at their original positions): attention layers mask by position
 // and recurrent layers consume only the kept tokens, in order, on both sides.
 TEST_F(Qwen35, SparsePositionsMatchNaiveDoubleForward) {
-  const auto toks = seeded_tokens(24, target_->config().n_vocab, 4);
-  std::vector<int32_t> pos;
-  for (int32_t i = 0; i < 24; ++i) pos.push_back(i * 2 + (i % 2));  // 0, 3, 4, 7, 8, ...
-  KVCache cache = target_->make_cache();
-  std::vector<float> got;
-  prefill(*target_, toks, pos, cache, 7, &got);
-  EXPECT_TRUE(test::near_all(got, test::reference_forward(paths_[0], toks, pos), 1e-4, 1e-4));
+  test::expect_sparse_positions_match_reference(*target_, paths_[0], 4);
 }
 
 // Batch invariance (ARCHITECTURE.md invariant 1) holds bit for bit on qwen35: the recurrent

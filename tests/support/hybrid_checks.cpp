@@ -7,6 +7,7 @@
 #include "kernels/threading.h"
 #include "models/generation.h"
 #include "tests/support/prefill_logits.h"
+#include "tests/support/reference_forward.h"
 #include "tests/support/test_support.h"
 
 namespace accel::test {
@@ -52,6 +53,17 @@ void expect_chunk_and_thread_invariance(const Model& m, uint64_t seed) {
     }
   }
   set_num_threads(saved);
+}
+
+void expect_sparse_positions_match_reference(const Model& m, const std::string& path,
+                                             uint64_t seed) {
+  const auto toks = seeded_tokens(24, m.config().n_vocab, seed);
+  std::vector<int32_t> pos;
+  for (int32_t i = 0; i < 24; ++i) pos.push_back(i * 2 + (i % 2));  // 0, 3, 4, 7, 8, ...
+  KVCache cache = m.make_cache();
+  std::vector<float> got;
+  prefill(m, toks, pos, cache, 7, &got);
+  EXPECT_TRUE(near_all(got, reference_forward(path, toks, pos), 1e-4, 1e-4));
 }
 
 void expect_decode_equals_verify_and_prefill(const Model& m, uint64_t seed) {

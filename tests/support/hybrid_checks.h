@@ -34,6 +34,12 @@ std::string with_keys(const std::string& src, const std::string& dst,
 //  - a rollback past the last batch (the replay's inputs) is refused without changing the cache,
 //    trimming everything clears every state, and a fresh prefill then gives a fresh cache's bits.
 void expect_chunk_and_thread_invariance(const Model& m, uint64_t seed);
+// A sparse prefill (24 kept tokens at positions 0, 3, 4, 7, 8, ..., in chunks of 7) against the
+// naive double forward of the file at `path` at the same positions, within 1e-4 absolute + 1e-4
+// relative (the tolerance model_qwen35_test.cpp derives): attention layers mask by position and
+// recurrent layers consume only the kept tokens, in order, on both sides.
+void expect_sparse_positions_match_reference(const Model& m, const std::string& path,
+                                             uint64_t seed);
 void expect_decode_equals_verify_and_prefill(const Model& m, uint64_t seed);
 void expect_trim_replay_equals_plain_decode(const Model& m, uint64_t seed);
 void expect_trim_beyond_last_batch_refused(const Model& m, uint64_t seed);

@@ -193,6 +193,32 @@ std::vector<double> routed_moe(const GgufFile& f, const std::string& p, const Mo
   return y;
 }
 
+// Token t's attention output [H * hd] over every token at a position <= its own (by position),
+// query head h reading KV head h / (H / HKV), softmax of the scaled dot products.
+std::vector<double> causal_attention(const std::vector<std::vector<double>>& q,
+                                     const std::vector<std::vector<double>>& k,
+                                     const std::vector<std::vector<double>>& v,
+                                     const std::vector<int32_t>& positions, size_t t, size_t H,
+                                     size_t HKV, size_t hd, double scale) {
+  const size_t T = q.size();
+  std::vector<double> att(H * hd, 0.0);
+  for (size_t h = 0; h < H; ++h) {
+    const size_t g = h / (H / HKV);
+    std::vector<double> s(T, -INFINITY);
+    double mx = -INFINITY, sum = 0;
+    for (size_t j = 0; j < T; ++j) {
+      if (positions[j] > positions[t]) continue;
+      double dot = 0;
+      for (size_t d = 0; d < hd; ++d) dot += q[t][h * hd + d] * k[j][g * hd + d];
+      mx = std::max(mx, s[j] = dot * scale);
+    }
+    for (double& e : s) sum += (e = std::exp(e - mx));
+    for (size_t j = 0; j < T; ++j)
+      for (size_t d = 0; d < hd; ++d) att[h * hd + d] += s[j] / sum * v[j][g * hd + d];
+  }
+  return att;
+}
+
 // qwen35 (llama.cpp src/models/qwen35.cpp), every layer x += mixer(rmsnorm(x)); x +=
 // ffn(rmsnorm(x)) with the FFN norm named post_attention_norm. The mixer of a recurrent layer is
 // Gated DeltaNet written from its definition in double: the depthwise causal conv (zero history)
@@ -288,21 +314,7 @@ std::vector<std::vector<double>> hybrid_layers(const GgufFile& f, const ModelCon
       }
       const double scale = 1.0 / std::sqrt(double(hd));
       for (size_t t = 0; t < T; ++t) {
-        std::vector<double> att(H * hd, 0.0);
-        for (size_t h = 0; h < H; ++h) {
-          const size_t g = h / (H / HKV);
-          std::vector<double> s(T, -INFINITY);
-          double mx = -INFINITY, sum = 0;
-          for (size_t j = 0; j < T; ++j) {
-            if (positions[j] > positions[t]) continue;
-            double dot = 0;
-            for (size_t d = 0; d < hd; ++d) dot += q[t][h * hd + d] * k[j][g * hd + d];
-            mx = std::max(mx, s[j] = dot * scale);
-          }
-          for (double& e : s) sum += (e = std::exp(e - mx));
-          for (size_t j = 0; j < T; ++j)
-            for (size_t d = 0; d < hd; ++d) att[h * hd + d] += s[j] / sum * v[j][g * hd + d];
-        }
+        std::vector<double> att = causal_attention(q, k, v, positions, t, H, HKV, hd, scale);
         for (size_t i = 0; i < H * hd; ++i) att[i] /= 1.0 + std::exp(-gate[t][i]);
         out[t] = matvec(wo, att);
       }
@@ -434,21 +446,7 @@ std::vector<std::vector<double>> nemotron_h_layers(const GgufFile& f, const Mode
         add_optional_bias(f, p + "attn_v.bias", v[t]);
       }
       for (size_t t = 0; t < T; ++t) {
-        std::vector<double> att(H * hd, 0.0);
-        for (size_t h = 0; h < H; ++h) {
-          const size_t g = h / (H / HKV);
-          std::vector<double> s(T, -INFINITY);
-          double mx = -INFINITY, sum = 0;
-          for (size_t j = 0; j < T; ++j) {
-            if (positions[j] > positions[t]) continue;
-            double dot = 0;
-            for (size_t d = 0; d < hd; ++d) dot += q[t][h * hd + d] * k[j][g * hd + d];
-            mx = std::max(mx, s[j] = dot * scale);
-          }
-          for (double& e : s) sum += (e = std::exp(e - mx));
-          for (size_t j = 0; j < T; ++j)
-            for (size_t d = 0; d < hd; ++d) att[h * hd + d] += s[j] / sum * v[j][g * hd + d];
-        }
+        std::vector<double> att = causal_attention(q, k, v, positions, t, H, HKV, hd, scale);
         out[t] = matvec(wo, att);
         add_optional_bias(f, p + "attn_output.bias", out[t]);
       }
