@@ -194,7 +194,7 @@ Outcome SpecPrefillMethod::run(const Engine& e, const Request& r, const nlohmann
       const float* k = dcache.f32_keys(l) + S * kvd;
       float* q = cap.q[size_t(l)].data();
       // nemotron_h has no RoPE: its keys and queries are pre-RoPE as they are.
-      if (cfg.pre_rope && draft.config().arch != Arch::NemotronH) {
+      if (cfg.pre_rope && !is_nemotron_h_arch(draft.config().arch)) {
         unrotate_rope(q, size_t(n_queries), size_t(qdim), draft.config().n_head, cap.pos.data(),
                       draft.config().rope);
         pre_keys[size_t(l)].assign(k, k + dn * kvd);

@@ -75,7 +75,7 @@ void rope_for(const ModelConfig& c, float* x, size_t n, size_t ld, int heads, co
 }  // namespace
 
 KVCache Model::make_cache(KVDType kv_dtype, size_t max_rollback) const {
-  if (cfg_.arch == Arch::NemotronH) return make_nemotron_h_cache(kv_dtype);
+  if (is_nemotron_h_arch(cfg_.arch)) return make_nemotron_h_cache(kv_dtype);
   if (has_recurrent_layers(cfg_)) return make_hybrid_cache(kv_dtype);
   if (!has_sliding_layers(cfg_))
     return KVCache(cfg_.n_layer, cfg_.n_head_kv, cfg_.head_dim, kv_dtype);
@@ -168,7 +168,7 @@ void Model::load_weights() {
       load_qwen35_layer(l, p, L);
       continue;
     }
-    if (c.arch == Arch::NemotronH) {
+    if (is_nemotron_h_arch(c.arch)) {
       load_nemotron_h_layer(l, p, L);
       continue;
     }
@@ -318,7 +318,7 @@ void Model::store_pre_rope_kv(int layer0, int n_layers, const int32_t* positions
                               float* k, const float* v, size_t ld, KVCache& cache) const {
   const ModelConfig& c = cfg_;
   const size_t kvd = size_t(c.kv_dim());
-  if (is_qwen35_arch(c.arch) || c.arch == Arch::NemotronH)
+  if (is_qwen35_arch(c.arch) || is_nemotron_h_arch(c.arch))
     throw std::invalid_argument("store_pre_rope_kv: " + c.arch_name +
                                 " has recurrent layers (and qwen35 gated attention, nemotron_h "
                                 "FFN-only blocks); KV Prediction does not predict them");
@@ -377,7 +377,7 @@ std::vector<float> Model::forward(std::span<const int32_t> tokens,
     if (r < 0 || size_t(r) >= T) throw std::out_of_range("forward: logits row out of range");
   if (T == 0) return {};
   if (is_qwen35_arch(c.arch)) return forward_hybrid(tokens, positions, cache, logits_rows, hooks);
-  if (c.arch == Arch::NemotronH)
+  if (is_nemotron_h_arch(c.arch))
     return forward_nemotron_h(tokens, positions, cache, logits_rows, hooks);
 
   // Scratch for the widest layer (gemma4's kinds differ in head size and KV heads).

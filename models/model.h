@@ -88,6 +88,12 @@ struct LayerWeights {
   std::vector<float> ssm_conv1d_bias;             // [conv_channels] or empty
   std::vector<float> ssm_d;                       // [n_heads]
   std::vector<float> ffn_up_bias, ffn_down_bias;  // [n_ff], [n_embd] or empty
+  // nemotron_h_moe's FFN blocks: w_router, the experts' up rows in exp_gate_up and exp_down (at
+  // the latent width when the file has one), the selection bias, the latent projections (empty
+  // without), and the shared expert in w_gate_up (up rows) / w_down.
+  std::vector<float> exp_probs_b;  // [n_expert]
+  PackedWeight w_latent_down;      // rows: moe_latent, cols: n_embd
+  PackedWeight w_latent_up;        // rows: n_embd, cols: moe_latent
 };
 
 class Model {
@@ -174,6 +180,9 @@ class Model {
                          KVCache& cache, const ForwardHooks* hooks, float* out) const;
   void ffn_relu2(const LayerWeights& L, const float* xn, size_t T, float* out,
                  ForwardProfile* prof) const;
+  void ffn_moe_relu2(const LayerWeights& L, const float* xn, size_t T, float* out,
+                     ForwardProfile* prof) const;
+  void load_nemotron_h_moe_block(const std::string& prefix, LayerWeights& L);
 
   GgufFile file_;
   ModelConfig cfg_;

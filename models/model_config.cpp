@@ -28,6 +28,8 @@ const char* arch_name(Arch a) {
       return "qwen35moe";
     case Arch::NemotronH:
       return "nemotron_h";
+    case Arch::NemotronHMoe:
+      return "nemotron_h_moe";
   }
   return "?";
 }
@@ -71,6 +73,10 @@ bool has_recurrent_layers(const ModelConfig& c) {
 
 bool is_qwen35_arch(Arch a) {
   return a == Arch::Qwen35 || a == Arch::Qwen35Moe;
+}
+
+bool is_nemotron_h_arch(Arch a) {
+  return a == Arch::NemotronH || a == Arch::NemotronHMoe;
 }
 
 bool is_ffn_only_layer(const ModelConfig& c, int il) {
@@ -409,6 +415,22 @@ void read_nemotron_h(const GgufFile& f, const std::string& a, ModelConfig& c) {
   if (c.n_head_kv == 0) c.n_head_kv = c.n_head;  // no attention layer: the value is unused
 }
 
+// nemotron_h_moe's expert keys as llama_model_nemotron_h::load_arch_hparams reads them: the
+// shared expert's width (its tensors are required, so 0 or missing is refused), the weights'
+// norm flag and scale, and the latent width. Expert groups (expert_group_count > 1: selection
+// within the best groups) are refused: build_moe_ffn's group step is not implemented here.
+void read_nemotron_h_moe(const GgufFile& f, const std::string& a, ModelConfig& c) {
+  c.n_ff_shexp = bounded_int(f, a + "expert_shared_feed_forward_length", 1, 1u << 18);
+  if (const GgufValue* v = f.find(a + "expert_weights_norm")) {
+    if (v->type != GgufType::BOOL) bad(f, a + "expert_weights_norm", "must be a bool");
+    c.expert_weights_norm = v->u != 0;
+  }
+  c.expert_weights_scale = float(finite_float_or(f, a + "expert_weights_scale", 0.0, 0.0, 1e3));
+  c.moe_latent = bounded_int_or(f, a + "moe_latent_size", 0, 0, 1u << 16);
+  if (bounded_int_or(f, a + "expert_group_count", 0, 0, 1024) > 1)
+    bad(f, a + "expert_group_count", "grouped expert selection is not supported");
+}
+
 bool sliding_arch(Arch a) {
   return a == Arch::Gemma3 || a == Arch::Gemma4 || a == Arch::GptOss;
 }
@@ -436,24 +458,26 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
     c.arch = Arch::Qwen35Moe;
   } else if (c.arch_name == "nemotron_h") {
     c.arch = Arch::NemotronH;
+  } else if (c.arch_name == "nemotron_h_moe") {
+    c.arch = Arch::NemotronHMoe;
   } else {
     bad(f, "general.architecture",
         "architecture '" + c.arch_name +
             "' is not supported (supported: llama, qwen2, qwen3, gemma3, gemma4, gpt-oss, "
-            "qwen35, qwen35moe, nemotron_h)");
+            "qwen35, qwen35moe, nemotron_h, nemotron_h_moe)");
   }
   const std::string a = c.arch_name + ".";
   // Bounds are generous for real models and small enough that products cannot overflow.
   c.n_ctx = bounded_int(f, a + "context_length", 1, 1u << 24);
   c.n_embd = bounded_int(f, a + "embedding_length", 1, 1u << 16);
   c.n_layer = bounded_int(f, a + "block_count", 1, 1024);
-  // nemotron_h gives the FFN width per layer (read_nemotron_h).
-  if (c.arch != Arch::NemotronH)
+  // nemotron_h(_moe) gives the FFN width per layer (read_nemotron_h).
+  if (!is_nemotron_h_arch(c.arch))
     c.n_ff = bounded_int_or(f, a + "feed_forward_length", 0, 0, 1u << 18);
   c.n_head = bounded_int(f, a + "attention.head_count", 1, 1024);
   const std::string hkv_key = a + "attention.head_count_kv";
   const bool hkv_array = f.has(hkv_key) && f.find(hkv_key)->type == GgufType::ARRAY;
-  if (hkv_array && !sliding_arch(c.arch) && c.arch != Arch::NemotronH)
+  if (hkv_array && !sliding_arch(c.arch) && !is_nemotron_h_arch(c.arch))
     bad(f, hkv_key, "per-layer values are read for gemma3, gemma4, gpt-oss and nemotron_h only");
   c.n_head_kv = hkv_array ? c.n_head : bounded_int_or(f, hkv_key, c.n_head, 1, 1024);
   if (c.n_head % c.n_head_kv != 0)
@@ -508,17 +532,20 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
     }
   }
   if (is_qwen35_arch(c.arch)) read_hybrid(f, a, c);
-  if (c.arch == Arch::NemotronH) read_nemotron_h(f, a, c);
+  if (is_nemotron_h_arch(c.arch)) read_nemotron_h(f, a, c);
   c.n_expert = bounded_int_or(f, a + "expert_count", 0, 0, 1024);
   if (c.arch == Arch::Qwen35Moe && c.n_expert == 0) bad(f, a + "expert_count", "missing or 0");
   if (c.arch == Arch::Qwen35 && c.n_expert > 0)
     bad(f, a + "expert_count", "qwen35 has a dense FFN (experts are qwen35moe's)");
   if (c.arch == Arch::NemotronH && c.n_expert > 0)
-    bad(f, a + "expert_count", "nemotron_h has dense FFN blocks (nemotron_h_moe is not supported)");
+    bad(f, a + "expert_count", "nemotron_h has dense FFN blocks (experts are nemotron_h_moe's)");
+  if (c.arch == Arch::NemotronHMoe && c.n_expert == 0) bad(f, a + "expert_count", "missing or 0");
   if (c.n_expert > 0) {
     c.n_expert_used = bounded_int(f, a + "expert_used_count", 1, uint64_t(c.n_expert));
-    // qwen35moe's default is feed_forward_length / expert_used_count (llama.cpp).
-    const int def_ff = c.arch == Arch::Qwen35Moe ? c.n_ff / c.n_expert_used : c.n_ff;
+    // qwen35moe's and nemotron_h_moe's default is feed_forward_length / expert_used_count.
+    const int def_ff = c.arch == Arch::Qwen35Moe || c.arch == Arch::NemotronHMoe
+                           ? c.n_ff / c.n_expert_used
+                           : c.n_ff;
     c.n_ff_expert = bounded_int_or(f, a + "expert_feed_forward_length", def_ff, 1, 1u << 18);
     if (c.arch == Arch::Qwen35Moe)
       c.n_ff_shexp =
@@ -526,6 +553,7 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
     if (c.n_ff_expert == 0) bad(f, a + "expert_feed_forward_length", "missing");
     if (c.arch == Arch::Qwen35Moe && c.n_ff_shexp == 0)
       bad(f, a + "expert_shared_feed_forward_length", "missing");
+    if (c.arch == Arch::NemotronHMoe) read_nemotron_h_moe(f, a, c);
   } else if (c.n_ff == 0 && c.arch != Arch::NemotronH) {  // nemotron_h: FFN blocks are optional
     bad(f, a + "feed_forward_length", "missing");
   }
@@ -572,6 +600,11 @@ nlohmann::json config_json(const ModelConfig& c) {
   }
   if (c.n_ff_shexp > 0) j["n_ff_shexp"] = c.n_ff_shexp;
   if (!c.ffn_layers.empty()) j["ffn_layers"] = c.ffn_layers;
+  if (c.arch == Arch::NemotronHMoe) {
+    j["expert_weights_norm"] = c.expert_weights_norm;
+    j["expert_weights_scale"] = c.expert_weights_scale;
+    j["moe_latent"] = c.moe_latent;
+  }
   return j;
 }
 

@@ -16,7 +16,18 @@ namespace accel {
 
 class GgufFile;
 
-enum class Arch { Llama, Qwen2, Qwen3, Gemma3, Gemma4, GptOss, Qwen35, Qwen35Moe, NemotronH };
+enum class Arch {
+  Llama,
+  Qwen2,
+  Qwen3,
+  Gemma3,
+  Gemma4,
+  GptOss,
+  Qwen35,
+  Qwen35Moe,
+  NemotronH,
+  NemotronHMoe
+};
 
 struct ModelConfig {
   Arch arch = Arch::Llama;
@@ -93,6 +104,14 @@ struct ModelConfig {
   // attention (no RoPE) iff only feed_forward_length is 0, else an FFN-only block (ffn_layers[il]
   // != 0) whose width is n_ff. n_head_kv is the attention layers' common KV head count.
   std::vector<uint8_t> ffn_layers;
+  // nemotron_h_moe: its FFN blocks are mixtures of relu^2 experts (up and down, no gate) routed
+  // by sigmoid(router) with a selection-only bias (exp_probs_b), plus a relu^2 shared expert of
+  // width n_ff_shexp; {arch}.expert_weights_norm divides the chosen weights by their sum,
+  // {arch}.expert_weights_scale (0 = none) multiplies them, and {arch}.moe_latent_size (0 =
+  // none) is the width the experts run at between ffn_latent_down and ffn_latent_up.
+  bool expert_weights_norm = false;
+  float expert_weights_scale = 0.f;
+  int moe_latent = 0;
 
   int q_dim() const { return n_head * head_dim; }
   int kv_dim() const { return n_head_kv * head_dim; }
@@ -127,6 +146,8 @@ bool is_recurrent_layer(const ModelConfig& c, int il);
 bool has_recurrent_layers(const ModelConfig& c);
 // qwen35 or qwen35moe: the hybrid forward pass (Model::forward_hybrid).
 bool is_qwen35_arch(Arch a);
+// nemotron_h or nemotron_h_moe: the Nemotron-H forward pass (Model::forward_nemotron_h).
+bool is_nemotron_h_arch(Arch a);
 // nemotron_h: whether layer il is an FFN-only block (it holds nothing in the cache).
 bool is_ffn_only_layer(const ModelConfig& c, int il);
 // Whether layer il attends (keeps K/V in the cache): neither recurrent nor FFN-only.

@@ -55,7 +55,9 @@ void Model::load_nemotron_h_layer(int il, const std::string& p, LayerWeights& L)
   const ModelConfig& c = cfg_;
   const uint64_t E = uint64_t(c.n_embd), Q = uint64_t(c.q_dim()), KV = uint64_t(c.kv_dim());
   const int kind = is_recurrent_layer(c, il) ? 0 : is_attention_layer(c, il) ? 1 : 2;
-  const char* names[3] = {"ssm_in.weight", "attn_q.weight", "ffn_up.weight"};
+  const bool moe = c.arch == Arch::NemotronHMoe;
+  const char* names[3] = {"ssm_in.weight", "attn_q.weight",
+                          moe ? "ffn_gate_inp.weight" : "ffn_up.weight"};
   for (int k = 0; k < 3; ++k)
     if ((f.find_tensor(p + names[k]) != nullptr) != (k == kind))
       throw GgufError("[model] " + f.path() + ": " + c.arch_name + ".attention.head_count_kv / " +
@@ -93,6 +95,8 @@ void Model::load_nemotron_h_layer(int il, const std::string& p, LayerWeights& L)
       }
     L.wo = pack_rows(f, {&expect(f, p + "attn_output.weight", {Q, E})}, Q);
     L.wo_bias = optional_vector(f, p + "attn_output.bias", E);
+  } else if (moe) {
+    load_nemotron_h_moe_block(p, L);
   } else {
     const uint64_t F = uint64_t(c.n_ff);
     L.w_gate_up = pack_rows(f, {&expect(f, p + "ffn_up.weight", {E, F})}, E);
@@ -100,6 +104,44 @@ void Model::load_nemotron_h_layer(int il, const std::string& p, LayerWeights& L)
     L.ffn_up_bias = optional_vector(f, p + "ffn_up.bias", F);
     L.ffn_down_bias = optional_vector(f, p + "ffn_down.bias", E);
   }
+}
+
+// A nemotron_h_moe FFN block (llama_model_nemotron_h::load_arch_tensors): router and selection
+// bias, the optional latent projections (present exactly when moe_latent_size is set: the
+// experts' width depends on it), the experts' up and down matrices at that width, and the shared
+// expert's up and down.
+void Model::load_nemotron_h_moe_block(const std::string& p, LayerWeights& L) {
+  const GgufFile& f = file_;
+  const ModelConfig& c = cfg_;
+  const uint64_t E = uint64_t(c.n_embd), NE = uint64_t(c.n_expert), F = uint64_t(c.n_ff_expert);
+  const uint64_t S = uint64_t(c.n_ff_shexp), Le = c.moe_latent > 0 ? uint64_t(c.moe_latent) : E;
+  L.w_router = pack_rows(f, {&expect(f, p + "ffn_gate_inp.weight", {E, NE})}, E);
+  L.exp_probs_b = load_vector(f, p + "exp_probs_b.bias", NE);
+  for (const char* n : {"ffn_latent_down.weight", "ffn_latent_up.weight"})
+    if ((f.find_tensor(p + n) != nullptr) != (c.moe_latent > 0))
+      throw GgufError("[model] " + f.path() + ": " + c.arch_name + ".moe_latent_size is " +
+                      std::to_string(c.moe_latent) + " but the file " +
+                      (c.moe_latent > 0 ? "lacks" : "has") + " '" + p + n + "'");
+  if (c.moe_latent > 0) {
+    L.w_latent_down = pack_rows(f, {&expect(f, p + "ffn_latent_down.weight", {E, Le})}, E);
+    L.w_latent_up = pack_rows(f, {&expect(f, p + "ffn_latent_up.weight", {Le, E})}, Le);
+  }
+  const GgufTensorInfo& u = expect(f, p + "ffn_up_exps.weight", {Le, F, NE});
+  const GgufTensorInfo& d = expect(f, p + "ffn_down_exps.weight", {F, Le, NE});
+  for (uint64_t e = 0; e < NE; ++e) {
+    auto slice = [&](const GgufTensorInfo& t, uint64_t rows, uint64_t cols) {
+      GgufTensorInfo s = t;
+      s.dims = {cols, rows};
+      s.n_bytes = t.n_bytes / NE;
+      s.offset = t.offset + e * s.n_bytes;
+      return s;
+    };
+    const GgufTensorInfo ue = slice(u, F, Le), de = slice(d, Le, F);
+    L.exp_gate_up.push_back(pack_rows(f, {&ue}, Le));
+    L.exp_down.push_back(pack_rows(f, {&de}, F));
+  }
+  L.w_gate_up = pack_rows(f, {&expect(f, p + "ffn_up_shexp.weight", {E, S})}, E);
+  L.w_down = pack_rows(f, {&expect(f, p + "ffn_down_shexp.weight", {S, E})}, S);
 }
 
 // Recurrent layers hold a Mamba-2 state (conv window over xBC, scan state) and log their
@@ -198,19 +240,104 @@ void Model::attention_no_rope(int il, const float* xn, size_t T, const int32_t* 
   timed_gemm(prof, att.data(), T, Qd, L.wo, out, E, L.wo_bias.empty() ? nullptr : L.wo_bias.data());
 }
 
-// An FFN-only block: down(relu(up(x) + b_up)^2) + b_down (ggml's relu then sqr, LLM_FFN_RELU_SQR).
-void Model::ffn_relu2(const LayerWeights& L, const float* xn, size_t T, float* out,
-                      ForwardProfile* prof) const {
-  const size_t E = size_t(cfg_.n_embd), F = size_t(cfg_.n_ff);
+namespace {
+
+// down(relu(up x + b_up)^2) + b_down over T rows of x [T][n_in] into out [T][n_out] (ggml's relu
+// then sqr, LLM_FFN_RELU_SQR); biases may be null.
+void relu2_ffn(ForwardProfile* prof, const float* x, size_t T, size_t n_in, const PackedWeight& up,
+               const float* up_b, size_t F, const PackedWeight& down, const float* down_b,
+               float* out, size_t n_out) {
   std::vector<float> u(T * F);
-  timed_gemm(prof, xn, T, E, L.w_gate_up, u.data(), F,
-             L.ffn_up_bias.empty() ? nullptr : L.ffn_up_bias.data());
+  timed_gemm(prof, x, T, n_in, up, u.data(), F, up_b);
   for (float& a : u) {
     const float r = a > 0.f ? a : 0.f;
     a = r * r;
   }
-  timed_gemm(prof, u.data(), T, F, L.w_down, out, E,
-             L.ffn_down_bias.empty() ? nullptr : L.ffn_down_bias.data());
+  timed_gemm(prof, u.data(), T, F, down, out, n_out, down_b);
+}
+
+}  // namespace
+
+// An FFN-only block: relu^2 with the optional biases.
+void Model::ffn_relu2(const LayerWeights& L, const float* xn, size_t T, float* out,
+                      ForwardProfile* prof) const {
+  relu2_ffn(prof, xn, T, size_t(cfg_.n_embd), L.w_gate_up,
+            L.ffn_up_bias.empty() ? nullptr : L.ffn_up_bias.data(), size_t(cfg_.n_ff), L.w_down,
+            L.ffn_down_bias.empty() ? nullptr : L.ffn_down_bias.data(), out, size_t(cfg_.n_embd));
+}
+
+// A nemotron_h_moe FFN block, in llama.cpp's build_moe_ffn order for its sigmoid gating: p =
+// sigmoid(router x); the top n_expert_used of p + exp_probs_b (the bias only selects; ties to the
+// lower index); weights p of the chosen, divided by max(their sum, 2^-14) when
+// expert_weights_norm, times expert_weights_scale when it is neither 0 nor 1; each chosen
+// expert's relu^2 FFN on x (through ffn_latent_down first when the file has it), weighted and
+// summed, then ffn_latent_up; plus the shared expert's relu^2 FFN on x. Experts run in index
+// order over the rows routed to them, so a token's sum does not depend on the batch.
+void Model::ffn_moe_relu2(const LayerWeights& L, const float* xn, size_t T, float* out,
+                          ForwardProfile* prof) const {
+  const ModelConfig& c = cfg_;
+  const size_t E = size_t(c.n_embd), F = size_t(c.n_ff_expert), NE = size_t(c.n_expert);
+  const size_t K = size_t(c.n_expert_used), Le = c.moe_latent > 0 ? size_t(c.moe_latent) : E;
+  std::vector<float> p(T * NE), weight(T * NE, 0.f), sel(NE);
+  std::vector<uint8_t> chosen(T * NE, 0);
+  timed_gemm(prof, xn, T, E, L.w_router, p.data(), NE);
+  std::vector<size_t> order(NE);
+  for (size_t t = 0; t < T; ++t) {
+    float* r = &p[t * NE];
+    for (size_t e = 0; e < NE; ++e) {
+      r[e] = 1.f / (1.f + std::exp(-r[e]));
+      sel[e] = r[e] + L.exp_probs_b[e];
+      order[e] = e;
+    }
+    std::partial_sort(
+        order.begin(), order.begin() + std::ptrdiff_t(K), order.end(),
+        [&](size_t a, size_t b) { return sel[a] > sel[b] || (sel[a] == sel[b] && a < b); });
+    float sum = 0;
+    for (size_t i = 0; i < K; ++i) sum += r[order[i]];
+    const float div = c.expert_weights_norm ? std::max(sum, 6.103515625e-5f) : 1.f;
+    const float scale = c.expert_weights_scale != 0.f && c.expert_weights_scale != 1.f
+                            ? c.expert_weights_scale
+                            : 1.f;
+    for (size_t i = 0; i < K; ++i) {
+      weight[t * NE + order[i]] = r[order[i]] / div * scale;
+      chosen[t * NE + order[i]] = 1;
+    }
+  }
+  std::vector<float> xl;
+  const float* xin = xn;
+  if (c.moe_latent > 0) {
+    xl.resize(T * Le);
+    timed_gemm(prof, xn, T, E, L.w_latent_down, xl.data(), Le);
+    xin = xl.data();
+  }
+  std::vector<float> acc(T * Le, 0.f), xs, y;
+  std::vector<size_t> rows;
+  for (size_t e = 0; e < NE; ++e) {
+    rows.clear();
+    for (size_t t = 0; t < T; ++t)
+      if (chosen[t * NE + e]) rows.push_back(t);
+    if (rows.empty()) continue;
+    const size_t M = rows.size();
+    xs.resize(M * Le);
+    for (size_t i = 0; i < M; ++i)
+      std::copy(xin + rows[i] * Le, xin + (rows[i] + 1) * Le, xs.begin() + std::ptrdiff_t(i * Le));
+    y.resize(M * Le);
+    relu2_ffn(prof, xs.data(), M, Le, L.exp_gate_up[e], nullptr, F, L.exp_down[e], nullptr,
+              y.data(), Le);
+    for (size_t i = 0; i < M; ++i) {
+      const float w = weight[rows[i] * NE + e];
+      float* o = &acc[rows[i] * Le];
+      for (size_t j = 0; j < Le; ++j) o[j] += w * y[i * Le + j];
+    }
+  }
+  if (c.moe_latent > 0)
+    timed_gemm(prof, acc.data(), T, Le, L.w_latent_up, out, E);
+  else
+    std::copy(acc.begin(), acc.end(), out);
+  std::vector<float> sh(T * E);
+  relu2_ffn(prof, xn, T, E, L.w_gate_up, nullptr, size_t(c.n_ff_shexp), L.w_down, nullptr,
+            sh.data(), E);
+  add_inplace(out, sh.data(), T * E);
 }
 
 // nemotron_h's block: x += mixer(rmsnorm(x)), the mixer a Mamba-2 layer, an attention layer or an
@@ -236,6 +363,8 @@ std::vector<float> Model::forward_nemotron_h(std::span<const int32_t> tokens,
       mamba2(l, xn.data(), T, cache, prof, tmp.data());
     else if (is_attention_layer(c, l))
       attention_no_rope(l, xn.data(), T, positions.data(), cache, hooks, tmp.data());
+    else if (c.arch == Arch::NemotronHMoe)
+      ffn_moe_relu2(L, xn.data(), T, tmp.data(), prof);
     else
       ffn_relu2(L, xn.data(), T, tmp.data(), prof);
     add_inplace(x.data(), tmp.data(), T * E);

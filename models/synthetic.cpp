@@ -42,6 +42,22 @@ SyntheticMemberSpec nemotron_h_member(std::string role, int n_embd, int n_head, 
   return m;
 }
 
+// The same block layout as a nemotron_h_moe member: FFN blocks ('-') become MoE blocks ('E') of
+// n_expert experts of width n_ff (top k), a shared expert of width n_ff_shexp, and a latent width.
+SyntheticMemberSpec nemotron_h_moe_member(SyntheticMemberSpec m, int n_expert, int k,
+                                          int n_ff_shexp, int latent) {
+  m.arch = Arch::NemotronHMoe;
+  for (char& ch : m.block_pattern)
+    if (ch == '-') ch = 'E';
+  m.n_expert = n_expert;
+  m.n_expert_used = k;
+  m.n_ff_shexp = n_ff_shexp;
+  m.moe_latent = latent;
+  return m;
+}
+
+constexpr float kNemotronMoeScale = 2.5f;
+
 }  // namespace
 
 const std::vector<SyntheticFamily>& synthetic_families() {
@@ -174,6 +190,18 @@ const std::vector<SyntheticFamily>& synthetic_families() {
        {nemotron_h_member("target", 768, 12, 4, 2048, 32768, "M-M-M-M*-M-M-M-M-M*-M-M-", 1536, 24,
                           128, 4, false),
         nemotron_h_member("draft", 256, 4, 2, 704, 32768, "M-M*-", 512, 8, 64, 2, false)}},
+      // Nemotron-H-MoE's FFN on tiny-nemotron-h's blocks: 8 relu^2 experts of width 64 (up and
+      // down, no gate) routed top-2 by sigmoid with a selection bias, weights normalised and
+      // scaled by 2.5, a shared expert of width 128, and a latent width of 64 between
+      // ffn_latent_down and ffn_latent_up; tiny-nemotron-h's dense draft.
+      {"tiny-nemotron-h-moe",
+       "tiny nemotron_h_moe hybrid target (tiny-nemotron-h's blocks with 8 experts top-2, a "
+       "shared expert and a latent width of 64) with tiny-nemotron-h's dense draft, for engine "
+       "tests and the llama.cpp comparison",
+       {nemotron_h_moe_member(
+            nemotron_h_member("target", 128, 4, 2, 64, 4096, "M-M*-M*-", 256, 8, 16, 2, false), 8,
+            2, 128, 64),
+        nemotron_h_member("draft", 64, 2, 1, 160, 4096, "M*-", 128, 4, 16, 1, true)}},
   };
   return families;
 }
@@ -277,12 +305,19 @@ ModelConfig synthetic_member_config(const SyntheticMemberSpec& m) {
     c.ssm_d_inner = m.ssm_dt_rank * m.ssm_d_state;
     if (m.arch == Arch::Qwen35Moe) c.n_ff_shexp = m.n_ff;
   }
-  if (m.arch == Arch::NemotronH) {
+  if (is_nemotron_h_arch(m.arch)) {
     c.recurrent_layers.assign(size_t(m.n_layer), 0);
     c.ffn_layers.assign(size_t(m.n_layer), 0);
     for (int il = 0; il < m.n_layer; ++il) {
-      c.recurrent_layers[size_t(il)] = m.block_pattern[size_t(il)] == 'M';
-      c.ffn_layers[size_t(il)] = m.block_pattern[size_t(il)] == '-';
+      const char k = m.block_pattern[size_t(il)];
+      c.recurrent_layers[size_t(il)] = k == 'M';
+      c.ffn_layers[size_t(il)] = k == '-' || k == 'E';
+    }
+    if (m.arch == Arch::NemotronHMoe) {
+      c.n_ff_shexp = m.n_ff_shexp;
+      c.moe_latent = m.moe_latent;
+      c.expert_weights_norm = true;
+      c.expert_weights_scale = kNemotronMoeScale;
     }
     c.ssm_d_conv = m.ssm_d_conv;
     c.ssm_d_inner = m.ssm_d_inner;
@@ -554,7 +589,14 @@ void set_nemotron_h_metadata(GgufWriter& w, const SyntheticMemberSpec& m, const 
   std::vector<int32_t> hkv, ff;
   for (char k : m.block_pattern) {
     hkv.push_back(k == '*' ? m.n_head_kv : 0);
-    ff.push_back(k == '-' ? m.n_ff : 0);
+    ff.push_back(k == '-' || k == 'E' ? m.n_ff : 0);
+  }
+  if (m.arch == Arch::NemotronHMoe) {  // the expert count, use count and width are written above
+    w.set(a + ".expert_shared_feed_forward_length", GgufValue::of_u32(uint32_t(m.n_ff_shexp)));
+    w.set(a + ".expert_shared_count", GgufValue::of_u32(1));
+    w.set(a + ".expert_weights_norm", GgufValue::of_bool(true));
+    w.set(a + ".expert_weights_scale", GgufValue::of_f32(kNemotronMoeScale));
+    if (m.moe_latent > 0) w.set(a + ".moe_latent_size", GgufValue::of_u32(uint32_t(m.moe_latent)));
   }
   w.set(a + ".attention.head_count_kv", GgufValue::of_i32_array(hkv));
   w.set(a + ".feed_forward_length", GgufValue::of_i32_array(ff));
@@ -606,6 +648,19 @@ void write_nemotron_h_layer(TensorSink& t, const SyntheticMemberSpec& m, int il,
       t.vector(p + "attn_v.bias", KV, 0, s);
       t.vector(p + "attn_output.bias", E, 0, s);
     }
+  } else if (kind == 'E') {  // nemotron_h_moe: router, selection bias, latent, experts, shared
+    const uint64_t NE = uint64_t(m.n_expert), S = uint64_t(m.n_ff_shexp);
+    const uint64_t Le = m.moe_latent > 0 ? uint64_t(m.moe_latent) : E;
+    t.matrix(p + "ffn_gate_inp.weight", {E, NE}, s);
+    t.vector(p + "exp_probs_b.bias", NE, 0, 0.01);
+    if (m.moe_latent > 0) {
+      t.matrix(p + "ffn_latent_down.weight", {E, Le}, s);
+      t.matrix(p + "ffn_latent_up.weight", {Le, E}, s);
+    }
+    t.matrix(p + "ffn_up_exps.weight", {Le, F, NE}, s);
+    t.matrix(p + "ffn_down_exps.weight", {F, Le, NE}, s_res);
+    t.matrix(p + "ffn_up_shexp.weight", {E, S}, s);
+    t.matrix(p + "ffn_down_shexp.weight", {S, E}, s_res);
   } else {
     t.matrix(p + "ffn_up.weight", {E, F}, s);
     t.matrix(p + "ffn_down.weight", {F, E}, s_res);
@@ -655,7 +710,7 @@ void set_synthetic_metadata(GgufWriter& w, const SyntheticMemberSpec& m, const s
       w.set(a + ".expert_shared_feed_forward_length", GgufValue::of_u32(uint32_t(F)));
   }
   if (m.arch == Arch::Gemma4) set_gemma4_metadata(w, m, a, hd);
-  if (m.arch == Arch::NemotronH) set_nemotron_h_metadata(w, m, a, hd);
+  if (is_nemotron_h_arch(m.arch)) set_nemotron_h_metadata(w, m, a, hd);
   if (m.attn_scale) w.set(a + ".attention.scale", GgufValue::of_f32(*m.attn_scale));
   if (m.arch == Arch::GptOss) {
     w.set(a + ".rope.scaling.type", GgufValue::of_string("yarn"));
@@ -705,7 +760,7 @@ void write_synthetic_model(const SyntheticMemberSpec& m, const std::string& fami
       write_qwen35_layer(t, m, l, p, s, s_res);
       continue;
     }
-    if (m.arch == Arch::NemotronH) {
+    if (is_nemotron_h_arch(m.arch)) {
       write_nemotron_h_layer(t, m, l, s, s_res);
       continue;
     }

@@ -41,6 +41,10 @@ struct SyntheticMemberSpec {
   std::string block_pattern;
   int ssm_d_inner = 0;
   bool biases = false;
+  // nemotron_h_moe ('E' blocks in the pattern): n_expert experts of width n_ff, top
+  // n_expert_used by sigmoid + selection bias, weights normalised and scaled by 2.5 (Nemotron 3
+  // Nano's), a shared expert of width n_ff_shexp, and a latent width (0 = none).
+  int n_ff_shexp = 0, moe_latent = 0;
 };
 
 struct SyntheticFamily {

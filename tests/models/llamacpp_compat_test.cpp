@@ -120,7 +120,7 @@ struct Hparams {
   // nemotron_h: each layer's FFN width (0 for Mamba-2 and attention blocks); hkv_layer above
   // holds its KV heads; the head size (key_length, else n_embd / n_head).
   std::vector<uint64_t> ff_layer;
-  uint64_t head_dim = 0;
+  uint64_t head_dim = 0, moe_latent = 0;
 };
 
 // An array of one value per layer (get_key_or_arr), or a problem naming the key.
@@ -197,7 +197,25 @@ void check_nemotron_h(const GgufFile& f, Problems& p, const std::string& a, Hpar
                                                   : 0;
   h.hkv_layer = layer_values(f, p, a + ".attention.head_count_kv", h.n_layer);
   h.ff_layer = layer_values(f, p, a + ".feed_forward_length", h.n_layer);
-  if (f.has(a + ".expert_count")) p.add(a + ".expert_count: experts are nemotron_h_moe's");
+  if (a == "nemotron_h") {
+    if (f.has(a + ".expert_count")) p.add(a + ".expert_count: experts are nemotron_h_moe's");
+    return;
+  }
+  // nemotron_h_moe: the expert count and use count; the widths, norm flag, scale and latent
+  // width optional (the expert width defaulting to feed_forward_length / expert_used_count).
+  h.n_expert = u32("expert_count", true);
+  const uint64_t used = u32("expert_used_count", true);
+  if (h.n_expert == 0 || used == 0 || used > h.n_expert)
+    p.add(a + ".expert_used_count must be in [1, expert_count]");
+  uint64_t ff = 0;
+  for (uint64_t w : h.ff_layer) ff = std::max(ff, w);
+  h.n_ff_exp = f.has(a + ".expert_feed_forward_length") ? u32("expert_feed_forward_length", false)
+                                                        : (used ? ff / used : 0);
+  h.n_ff_shexp = u32("expert_shared_feed_forward_length", false);
+  u32("expert_shared_count", false);
+  typed(f, p, a + ".expert_weights_norm", GgufType::BOOL, false);
+  typed(f, p, a + ".expert_weights_scale", GgufType::FLOAT32, false);
+  h.moe_latent = u32("moe_latent_size", false);
 }
 
 Hparams check_hparams(const GgufFile& f, Problems& p, const std::string& a) {
@@ -209,7 +227,7 @@ Hparams check_hparams(const GgufFile& f, Problems& p, const std::string& a) {
   u32("context_length", true);
   h.n_embd = u32("embedding_length", true);
   h.n_layer = u32("block_count", true);
-  if (a == "nemotron_h") {
+  if (a == "nemotron_h" || a == "nemotron_h_moe") {
     check_nemotron_h(f, p, a, h);
     return h;
   }
@@ -358,6 +376,17 @@ void nemotron_h_layer_tensors(const Hparams& h, uint64_t l, const std::string& b
     optional[b + "attn_k.bias"] = {KV};
     optional[b + "attn_v.bias"] = {KV};
     optional[b + "attn_output.bias"] = {E};
+  } else if (h.n_expert > 0) {  // nemotron_h_moe
+    const uint64_t NE = h.n_expert, Fe = h.n_ff_exp, S = h.n_ff_shexp;
+    const uint64_t Le = h.moe_latent ? h.moe_latent : E;
+    required[b + "ffn_gate_inp.weight"] = {E, NE};
+    required[b + "exp_probs_b.bias"] = {NE};
+    optional[b + "ffn_latent_down.weight"] = {E, Le};
+    optional[b + "ffn_latent_up.weight"] = {Le, E};
+    required[b + "ffn_down_exps.weight"] = {Fe, Le, NE};
+    required[b + "ffn_up_exps.weight"] = {Le, Fe, NE};
+    required[b + "ffn_down_shexp.weight"] = {S, E};
+    required[b + "ffn_up_shexp.weight"] = {E, S};
   } else {
     required[b + "ffn_up.weight"] = {E, F};
     required[b + "ffn_down.weight"] = {F, E};
@@ -404,7 +433,7 @@ void expected_tensors(const std::string& a, const Hparams& h, uint64_t n_vocab,
       qwen35_layer_tensors(h, l, b, required, optional);
       continue;
     }
-    if (a == "nemotron_h") {
+    if (a == "nemotron_h" || a == "nemotron_h_moe") {
       nemotron_h_layer_tensors(h, l, b, required, optional);
       continue;
     }
@@ -528,7 +557,7 @@ void check_file_type(const GgufFile& f, Problems& p) {
   check_tokenizer(f, p);
   if (arch && arch->s != "llama" && arch->s != "qwen2" && arch->s != "qwen3" &&
       arch->s != "gemma3" && arch->s != "gemma4" && arch->s != "gpt-oss" &&
-      !qwen35_family(arch->s) && arch->s != "nemotron_h")
+      !qwen35_family(arch->s) && arch->s != "nemotron_h" && arch->s != "nemotron_h_moe")
     p.add("general.architecture: '" + arch->s + "' is not one of ours");
   else if (arch && out)
     *out = check_hparams(f, p, arch->s);
@@ -572,13 +601,13 @@ TEST(LlamaCppCompat, EverySyntheticFamilyMemberAndDtypeHasTheMetadataLlamaCppReq
 }
 
 // Whole files of every tiny family (llama, qwen2, qwen3, MoE, gemma3, gemma4, gpt-oss, qwen35,
-// qwen35moe, nemotron_h) in every dtype; the
+// qwen35moe, nemotron_h, nemotron_h_moe) in every dtype; the
 // larger families differ from these only in their sizes, which the metadata test above covers.
 TEST(LlamaCppCompat, TinyFamilyFilesInEveryDtypeHaveExactlyTheTensorsLlamaCppLoads) {
   test::TempDir dir;
   for (const char* family :
        {"tiny", "tiny-qwen2", "tiny-qwen3", "tiny-moe", "tiny-gemma3", "tiny-gemma4",
-        "tiny-gpt-oss", "tiny-qwen35", "tiny-qwen35-moe", "tiny-nemotron-h"})
+        "tiny-gpt-oss", "tiny-qwen35", "tiny-qwen35-moe", "tiny-nemotron-h", "tiny-nemotron-h-moe"})
     for (DType t : kAllDtypes) {
       const std::string out =
           (dir.path() / (std::string(family) + "-" + std::string(dtype_name(t)))).string();

@@ -470,5 +470,46 @@ TEST(NemotronHConfig, BadKeysAreRefusedNamingTheKey) {
   }
 }
 
+// nemotron_h_moe's expert keys: read as written (norm flag, scale, latent width, widths), and
+// refused by key when the shared expert's width is missing, the norm flag is not a bool, the
+// scale is negative, expert groups are asked for, or the expert counts are out of range.
+TEST(NemotronHConfig, MoeKeysReadAndRefusedByKey) {
+  test::TempDir dir;
+  const ModelConfig c =
+      ModelConfig::from_gguf(GgufFile::open(write_target_header(dir, "tiny-nemotron-h-moe", {})));
+  EXPECT_EQ(c.arch, Arch::NemotronHMoe);
+  EXPECT_EQ(c.ffn_layers, (std::vector<uint8_t>{0, 1, 0, 0, 1, 0, 0, 1}));
+  EXPECT_EQ(c.n_ff_expert, 64);
+  EXPECT_EQ(c.n_ff_shexp, 128);
+  EXPECT_EQ(c.moe_latent, 64);
+  EXPECT_TRUE(c.expert_weights_norm);
+  EXPECT_EQ(c.expert_weights_scale, 2.5f);
+  const std::string a = "nemotron_h_moe.";
+  const std::vector<std::pair<std::string, GgufValue>> cases = {
+      {a + "expert_weights_norm", GgufValue::of_u32(1)},
+      {a + "expert_weights_scale", GgufValue::of_f32(-1.f)},
+      {a + "expert_group_count", GgufValue::of_u32(2)},
+      {a + "expert_count", GgufValue::of_u32(0)},
+      {a + "expert_used_count", GgufValue::of_u32(9)},
+  };
+  for (const auto& [key, value] : cases) {
+    try {
+      ModelConfig::from_gguf(
+          GgufFile::open(write_target_header(dir, "tiny-nemotron-h-moe", {{key, value}})));
+      ADD_FAILURE() << key << " accepted";
+    } catch (const GgufError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << key << ": " << e.what();
+    }
+  }
+  const std::string shk = a + "expert_shared_feed_forward_length";
+  try {
+    ModelConfig::from_gguf(
+        GgufFile::open(write_target_header(dir, "tiny-nemotron-h-moe", {}, {shk})));
+    ADD_FAILURE() << shk << " missing accepted";
+  } catch (const GgufError& e) {
+    EXPECT_NE(std::string(e.what()).find(shk), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace accel

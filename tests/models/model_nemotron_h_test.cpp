@@ -153,5 +153,40 @@ TEST_F(NemotronH, SsmSizesThatDisagreeWithTheTensorsAreRefused) {
   }
 }
 
+// tiny-nemotron-h-moe's target (sigmoid-routed relu^2 experts with a selection bias, normalised
+// and scaled weights, a latent width, the shared expert) against the naive forward with the
+// tolerance above (the experts add two GEMMs of width <= 128 per block), its batch invariance
+// (chunkings, threads, decode inside a verify batch) and rollback by replay. The latent
+// projections must come with moe_latent_size, and the reverse.
+TEST(NemotronHMoe, MatchesNaiveDoubleForwardAndIsBatchInvariant) {
+  test::TempDir dir;
+  const auto paths =
+      make_synthetic_family("tiny-nemotron-h-moe", dir.path().string(), 7, DType::F32);
+  auto m = Model::load(paths[0]);
+  const ModelConfig& c = m->config();
+  EXPECT_EQ(c.arch, Arch::NemotronHMoe);
+  EXPECT_EQ(c.n_expert, 8);
+  EXPECT_EQ(c.n_ff_expert, 64);
+  EXPECT_EQ(c.n_ff_shexp, 128);
+  EXPECT_EQ(c.moe_latent, 64);
+  EXPECT_TRUE(c.expert_weights_norm);
+  EXPECT_EQ(c.expert_weights_scale, 2.5f);
+  const auto toks = seeded_tokens(37, c.n_vocab, 3);
+  EXPECT_TRUE(test::near_all(all_logits(*m, toks, 16), test::reference_forward(paths[0], toks),
+                             1e-4, 1e-4));
+  test::expect_chunk_and_thread_invariance(*m, 5);
+  test::expect_decode_equals_verify_and_prefill(*m, 6);
+  test::expect_trim_replay_equals_plain_decode(*m, 8);
+  const std::string no_latent =
+      test::with_keys(paths[0], dir.file("no-latent.gguf"),
+                      {{"nemotron_h_moe.moe_latent_size", GgufValue::of_u32(0)}});
+  try {
+    Model::load(no_latent);
+    ADD_FAILURE() << "accepted";
+  } catch (const GgufError& e) {
+    EXPECT_NE(std::string(e.what()).find("moe_latent_size"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace accel

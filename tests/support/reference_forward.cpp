@@ -408,6 +408,48 @@ std::vector<std::vector<double>> mamba2_mixer(const GgufFile& f, const ModelConf
   return out;
 }
 
+// relu(W x)^2 for each row of W, then D times that.
+std::vector<double> relu2(const Mat& up, const Mat& down, const std::vector<double>& x) {
+  auto u = matvec(up, x);
+  for (double& e : u) e = e > 0 ? e * e : 0.0;
+  return matvec(down, u);
+}
+
+// nemotron_h_moe's FFN block (llama.cpp build_moe_ffn with sigmoid gating): p = sigmoid(router
+// x); the top n_expert_used of p + exp_probs_b (ties to the lower index); their p, divided by
+// max(sum, 2^-14) when expert_weights_norm, times expert_weights_scale (0 = 1); the chosen
+// experts' relu^2 FFNs on x (through ffn_latent_down / ffn_latent_up when present), weighted
+// and summed; plus the shared expert's relu^2 FFN on x.
+std::vector<double> nemotron_moe(const GgufFile& f, const std::string& p, const ModelConfig& c,
+                                 const std::vector<double>& x) {
+  auto r = matvec(load(f, p + "ffn_gate_inp.weight"), x);
+  const Mat b = load(f, p + "exp_probs_b.bias");
+  std::vector<double> sel(r.size());
+  for (size_t e = 0; e < r.size(); ++e) sel[e] = (r[e] = 1.0 / (1.0 + std::exp(-r[e]))) + b[e];
+  std::vector<size_t> idx(r.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t c2) { return sel[a] > sel[c2]; });
+  const size_t K = size_t(c.n_expert_used);
+  double sum = 0;
+  for (size_t i = 0; i < K; ++i) sum += r[idx[i]];
+  const double div = c.expert_weights_norm ? std::max(sum, 6.103515625e-5) : 1.0;
+  const double scale = c.expert_weights_scale != 0.f ? double(c.expert_weights_scale) : 1.0;
+  const bool latent = c.moe_latent > 0;
+  const auto xl = latent ? matvec(load(f, p + "ffn_latent_down.weight"), x) : x;
+  std::vector<double> y(xl.size(), 0.0);
+  for (size_t i = 0; i < K; ++i) {
+    const size_t e = idx[i];
+    const auto ye =
+        relu2(load(f, p + "ffn_up_exps.weight", e), load(f, p + "ffn_down_exps.weight", e), xl);
+    for (size_t j = 0; j < y.size(); ++j) y[j] += r[e] / div * scale * ye[j];
+  }
+  if (latent) y = matvec(load(f, p + "ffn_latent_up.weight"), y);
+  const auto sh =
+      relu2(load(f, p + "ffn_up_shexp.weight"), load(f, p + "ffn_down_shexp.weight"), x);
+  for (size_t j = 0; j < y.size(); ++j) y[j] += sh[j];
+  return y;
+}
+
 // nemotron_h (llama.cpp src/models/nemotron-h.cpp): every block x += mixer(rmsnorm(x)) with the
 // mixer by kind: Mamba-2 (mamba2_mixer); attention with optional Q/K/V/output biases, no RoPE and
 // no Q/K norms, causal by position, scale attention.scale or 1/sqrt(head_dim); or the FFN
@@ -426,6 +468,8 @@ std::vector<std::vector<double>> nemotron_h_layers(const GgufFile& f, const Mode
     for (size_t t = 0; t < T; ++t) xn[t] = rmsnorm(x[t], an, c.rms_eps);
     if (is_recurrent_layer(c, l)) {
       out = mamba2_mixer(f, c, p, xn);
+    } else if (is_ffn_only_layer(c, l) && c.arch == Arch::NemotronHMoe) {
+      for (size_t t = 0; t < T; ++t) out[t] = nemotron_moe(f, p, c, xn[t]);
     } else if (is_ffn_only_layer(c, l)) {
       const Mat up = load(f, p + "ffn_up.weight"), down = load(f, p + "ffn_down.weight");
       for (size_t t = 0; t < T; ++t) {
@@ -492,9 +536,9 @@ std::vector<double> reference_forward(const std::string& path, const std::vector
       for (double& e : x[t]) e *= std::sqrt(double(E));
   }
 
-  const bool hybrid = is_qwen35_arch(c.arch) || c.arch == Arch::NemotronH;
+  const bool hybrid = is_qwen35_arch(c.arch) || is_nemotron_h_arch(c.arch);
   if (is_qwen35_arch(c.arch)) x = hybrid_layers(f, c, std::move(x), positions);
-  if (c.arch == Arch::NemotronH) x = nemotron_h_layers(f, c, std::move(x), positions);
+  if (is_nemotron_h_arch(c.arch)) x = nemotron_h_layers(f, c, std::move(x), positions);
   for (int l = 0; l < (hybrid ? 0 : c.n_layer); ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     // gpt-oss names its FFN input norm post_attention_norm.
