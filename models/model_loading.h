@@ -38,6 +38,11 @@ std::vector<float> load_vector(const GgufFile& f, const std::string& name, uint6
 PackedWeight pack_rows(const GgufFile& f, const std::vector<const GgufTensorInfo*>& parts,
                        size_t cols);
 
+// Expert e's [rows x cols] matrix of a stacked 3-D expert tensor t of n_expert slices (its
+// dims checked by the caller), as a 2-D tensor view for pack_rows.
+GgufTensorInfo expert_slice(const GgufTensorInfo& t, uint64_t e, uint64_t n_expert, uint64_t rows,
+                            uint64_t cols);
+
 // A mixture-of-experts layer's router and experts (ffn_gate_inp, ffn_{gate,up,down}_exps) into L:
 // llama's MoE and qwen35moe's routed experts.
 void load_routed_experts(const GgufFile& f, const std::string& p, const ModelConfig& c,

@@ -129,14 +129,7 @@ void Model::load_nemotron_h_moe_block(const std::string& p, LayerWeights& L) {
   const GgufTensorInfo& u = expect(f, p + "ffn_up_exps.weight", {Le, F, NE});
   const GgufTensorInfo& d = expect(f, p + "ffn_down_exps.weight", {F, Le, NE});
   for (uint64_t e = 0; e < NE; ++e) {
-    auto slice = [&](const GgufTensorInfo& t, uint64_t rows, uint64_t cols) {
-      GgufTensorInfo s = t;
-      s.dims = {cols, rows};
-      s.n_bytes = t.n_bytes / NE;
-      s.offset = t.offset + e * s.n_bytes;
-      return s;
-    };
-    const GgufTensorInfo ue = slice(u, F, Le), de = slice(d, Le, F);
+    const GgufTensorInfo ue = expert_slice(u, e, NE, F, Le), de = expert_slice(d, e, NE, Le, F);
     L.exp_gate_up.push_back(pack_rows(f, {&ue}, Le));
     L.exp_down.push_back(pack_rows(f, {&de}, F));
   }

@@ -142,4 +142,16 @@ void expect_trim_beyond_last_batch_refused(const Model& m, uint64_t seed) {
   EXPECT_TRUE(bit_equal(again, all_logits(m, toks, 40)));
 }
 
+void expect_kv_prediction_refused(const Model& m, int layer) {
+  KVCache c = m.make_cache();
+  std::vector<float> k(64), v(64);
+  const int32_t pos = 0;
+  try {
+    m.store_pre_rope_kv(layer, 1, &pos, 1, k.data(), v.data(), 64, c);
+    ADD_FAILURE() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(m.config().arch_name), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace accel::test

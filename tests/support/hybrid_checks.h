@@ -43,5 +43,8 @@ void expect_sparse_positions_match_reference(const Model& m, const std::string& 
 void expect_decode_equals_verify_and_prefill(const Model& m, uint64_t seed);
 void expect_trim_replay_equals_plain_decode(const Model& m, uint64_t seed);
 void expect_trim_beyond_last_batch_refused(const Model& m, uint64_t seed);
+// KV Prediction's store_pre_rope_kv into attention layer `layer` is refused naming the
+// architecture (std::invalid_argument).
+void expect_kv_prediction_refused(const Model& m, int layer);
 
 }  // namespace accel::test
