@@ -183,5 +183,10 @@ TEST(SpecPrefillHybrid, KeepOneEqualsBaselineBitForBitOnTinyNemotronH) {
       expect_hybrid_keep_one_parity("tiny-nemotron-h", {{"qk_rope", "pre"}})["scoring_layers"], 1);
 }
 
+// nemotron_h_moe target (routed relu^2 experts) with tiny-nemotron-h's dense draft.
+TEST(SpecPrefillHybrid, KeepOneEqualsBaselineBitForBitOnTinyNemotronHMoe) {
+  EXPECT_EQ(expect_hybrid_keep_one_parity("tiny-nemotron-h-moe")["scoring_layers"], 1);
+}
+
 }  // namespace
 }  // namespace accel
