@@ -81,7 +81,8 @@ void count_pairs(const Config& c, std::span<const int> windows, int n_heads, siz
       seg_sparse = double(len) * double(blocks * B) + double(len) * double(len + 1) / 2;
     }
     for (size_t l = 0; l < windows.size(); ++l) {
-      if (windows[l] > 0) {  // sum over the segment's queries of min(p + 1, window)
+      if (windows[l] < 0) continue;  // a layer without attention
+      if (windows[l] > 0) {          // sum over the segment's queries of min(p + 1, window)
         double w = 0;
         for (size_t p = start; p < start + len; ++p)
           w += double(std::min(p + 1, size_t(windows[l])));
@@ -147,11 +148,12 @@ std::vector<float> sparse_prefill(const Model& m, std::span<const int32_t> token
     throw std::invalid_argument("critiprefill: " + mc.arch_name +
                                 " layers have attention sinks, which the block-sparse attention "
                                 "does not implement (run the baseline for a dense prefill)");
-  // Only full-attention layers are pruned: a sliding layer already attends to its window only.
+  // Only full-attention layers are pruned: a sliding layer already attends to its window only,
+  // and a hybrid's recurrent and FFN-only blocks (window -1) do not attend.
   std::vector<int> windows(size_t(mc.n_layer));
   std::vector<bool> pruned(size_t(mc.n_layer));
   for (int l = 0; l < mc.n_layer; ++l) {
-    windows[size_t(l)] = layer_attention(mc, l).window;
+    windows[size_t(l)] = is_attention_layer(mc, l) ? layer_attention(mc, l).window : -1;
     pruned[size_t(l)] = c.layer_pruned(l) && windows[size_t(l)] == 0;
   }
   PrefillStats st;

@@ -72,7 +72,8 @@ std::vector<float> sparse_prefill(const Model& m, std::span<const int32_t> token
 
 // The pairs a sparse prefill of n tokens visits under c, and the dense prefill's (no model run).
 void count_pairs(const Config& c, int n_layer, int n_heads, size_t n, double* dense, double* kept);
-// The same with each layer's sliding window (0: full attention): a sliding layer is never pruned
+// The same with each layer's sliding window (0: full attention; -1: no attention, a hybrid's
+// recurrent or FFN-only block, which counts no pairs): a sliding layer is never pruned
 // (sparse_prefill attends it densely) and its queries see at most `window` keys.
 void count_pairs(const Config& c, std::span<const int> windows, int n_heads, size_t n,
                  double* dense, double* kept);

@@ -32,7 +32,7 @@ struct Captured {
   int n_layer = 0, qdim = 0;
   std::vector<std::vector<float>> q;  // (layer) -> [A][qdim]
   std::vector<int32_t> pos;           // the position of each captured query (recorded at pos_layer)
-  int pos_layer = 0;  // the first attention layer (hybrids' recurrent layers have no query)
+  int pos_layer = 0;  // the first attention layer (hybrids' other layers have no query)
   void add(int layer, const float* row, int32_t position) {
     q[size_t(layer)].insert(q[size_t(layer)].end(), row, row + qdim);
     if (layer == pos_layer) pos.push_back(position);
@@ -143,7 +143,7 @@ Outcome SpecPrefillMethod::run(const Engine& e, const Request& r, const nlohmann
     const int L = draft.config().n_layer, qdim = draft.config().n_head * fa.head_dim;
     const size_t kvd = size_t(fa.n_head_kv) * size_t(fa.head_dim);
     Captured cap{L, qdim, std::vector<std::vector<float>>(size_t(L)), {}};
-    while (cap.pos_layer + 1 < L && is_recurrent_layer(draft.config(), cap.pos_layer))
+    while (cap.pos_layer + 1 < L && !is_attention_layer(draft.config(), cap.pos_layer))
       ++cap.pos_layer;
     // Draft prefill; capture the last prompt token's query (reference) or the tail's (tail).
     const int32_t first_captured = cfg.lookahead_mode == LookaheadMode::Reference ? int32_t(DM) - 1
@@ -193,11 +193,13 @@ Outcome SpecPrefillMethod::run(const Engine& e, const Request& r, const nlohmann
     std::vector<std::vector<float>> pre_keys(cfg.pre_rope ? size_t(L) : 0);
     std::vector<LayerQK> layers;
     for (int l = 0; l < L; ++l) {
-      // Hybrids' recurrent layers keep a state, not keys: only attention layers score.
-      if (dcache.window(l) > 0 || dcache.is_recurrent(l)) continue;
+      // Hybrids' recurrent layers keep a state, not keys (nemotron_h's FFN blocks nothing): only
+      // attention layers score.
+      if (dcache.window(l) > 0 || !dcache.has_kv(l)) continue;
       const float* k = dcache.f32_keys(l) + S * kvd;
       float* q = cap.q[size_t(l)].data();
-      if (cfg.pre_rope) {
+      // nemotron_h has no RoPE: its keys and queries are pre-RoPE as they are.
+      if (cfg.pre_rope && !is_nemotron_h_arch(draft.config().arch)) {
         unrotate_rope(q, size_t(n_queries), size_t(qdim), draft.config().n_head, cap.pos.data(),
                       draft.config().rope);
         pre_keys[size_t(l)].assign(k, k + dn * kvd);

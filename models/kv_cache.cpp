@@ -57,11 +57,20 @@ KVCache::KVCache(RecurrentLayers r, int n_kv_heads, int head_dim, KVDType dtype)
   validate(r.state);
   if (r.input_width == 0 || !r.replay)
     throw std::invalid_argument("KVCache: recurrent layers need an input width and a replay");
+  if (!r.stateless.empty() && r.stateless.size() != r.layers.size())
+    throw std::invalid_argument("KVCache: stateless flags for " +
+                                std::to_string(r.stateless.size()) + " layers, expected " +
+                                std::to_string(r.layers.size()));
   int n_attn = 0;
-  for (uint8_t rec : r.layers) {
+  for (size_t l = 0; l < r.layers.size(); ++l) {
+    const bool rec = r.layers[l] != 0, none = !r.stateless.empty() && r.stateless[l] != 0;
+    if (rec && none)
+      throw std::invalid_argument("KVCache: layer " + std::to_string(l) +
+                                  " is flagged both recurrent and stateless");
     rec_.index.push_back(rec ? int(rec_.states.size()) : -1);
-    local_.push_back(rec ? INT_MIN : n_attn++);
+    local_.push_back(rec || none ? INT_MIN : n_attn++);
     if (rec) rec_.states.emplace_back(r.state);
+    n_stateless_ += none ? 1 : 0;
   }
   rec_.inputs.resize(rec_.states.size());
   rec_.width = r.input_width;
@@ -71,6 +80,10 @@ KVCache::KVCache(RecurrentLayers r, int n_kv_heads, int head_dim, KVDType dtype)
 
 bool KVCache::is_recurrent(int layer) const {
   return !rec_.index.empty() && layer >= 0 && layer < n_layer_ && rec_.index[size_t(layer)] >= 0;
+}
+
+bool KVCache::has_kv(int layer) const {
+  return layer >= 0 && layer < n_layer_ && (local_.empty() || local_[size_t(layer)] != INT_MIN);
 }
 
 RecurrentState& KVCache::recurrent_state(int layer) {
@@ -137,7 +150,7 @@ void KVCache::recurrent_trim(size_t keep) {
 }
 
 size_t KVCache::full_layers() const {
-  return size_t(n_layer_ - ring_.n_layer) - rec_.states.size();
+  return size_t(n_layer_ - ring_.n_layer - n_stateless_) - rec_.states.size();
 }
 
 int KVCache::window(int layer) const {
@@ -241,7 +254,7 @@ void KVCache::check_batch(int layer, size_t n) const {
   ACCEL_CHECK(n_ + n <= cap_, "a batch of %zu entries after %zu: capacity %zu (stage() first)", n,
               n_, cap_);
   ACCEL_CHECK(layer >= 0 && layer < n_layer_, "layer %d of %d", layer, n_layer_);
-  ACCEL_CHECK(!is_recurrent(layer), "layer %d is recurrent: it has no K/V rows", layer);
+  ACCEL_CHECK(has_kv(layer), "layer %d is recurrent or stateless: it has no K/V rows", layer);
 }
 
 void KVCache::attend(int layer, const AttentionShape& shape, const float* q, size_t ldq,
@@ -311,6 +324,9 @@ const float* KVCache::f32_keys(int layer) const {
   if (is_recurrent(layer))
     throw std::logic_error("KVCache::f32_keys: layer " + std::to_string(layer) +
                            " is a recurrent layer; it keeps a state, not keys");
+  if (!has_kv(layer))
+    throw std::logic_error("KVCache::f32_keys: layer " + std::to_string(layer) +
+                           " holds no K/V rows (an FFN-only block)");
   if (!local_.empty() && local_[size_t(layer)] < 0)
     throw std::logic_error(
         "KVCache::f32_keys: layer " + std::to_string(layer) +

@@ -51,6 +51,9 @@ using RecurrentReplay =
 // all of them, the floats each token's logged inputs take, and the replay.
 struct RecurrentLayers {
   std::vector<uint8_t> layers;  // [n_layer]: non-zero for a recurrent layer
+  // [n_layer] or empty: non-zero for a layer that holds nothing (Nemotron-H's FFN-only blocks):
+  // no K/V rows, no state, no bytes.
+  std::vector<uint8_t> stateless;
   RecurrentStateShape state;
   size_t input_width = 0;
   RecurrentReplay replay;
@@ -134,6 +137,8 @@ class KVCache {
 
   // Recurrent layers (hybrid models; see the constructor).
   bool is_recurrent(int layer) const;
+  // Whether layer `layer` keeps K/V rows (false for recurrent and stateless layers).
+  bool has_kv(int layer) const;
   bool has_recurrent() const { return !rec_.states.empty(); }
   RecurrentState& recurrent_state(int layer);
   const RecurrentState& recurrent_state(int layer) const;
@@ -162,6 +167,7 @@ class KVCache {
   void grow(size_t need);
   void check_batch(int layer, size_t n) const;  // aborts on a batch past the capacity
   int n_layer_ = 0, kv_dim_ = 0;
+  int n_stateless_ = 0;  // layers that hold nothing (RecurrentLayers::stateless)
   size_t n_ = 0, cap_ = 0;
   std::unique_ptr<KVStorage> storage_;  // full layers (every layer without a ring)
   std::vector<int32_t> pos_;            // [cap]

@@ -1,5 +1,6 @@
 // Model loading (tensor names, shapes and types checked against the config) and the forward pass of
-// the attention architectures; the qwen35 hybrid layers are in model_hybrid.cpp and the sliding
+// the attention architectures; the qwen35 hybrid layers are in model_hybrid.cpp, nemotron_h's in
+// model_nemotron_h.cpp, and the sliding
 // architectures' layer loaders in model_sliding_layers.cpp. Every op is row-wise or a
 // batch-invariant kernel, so a token's logits do not depend on how the sequence was chunked
 // (ARCHITECTURE.md invariant 1).
@@ -74,6 +75,7 @@ void rope_for(const ModelConfig& c, float* x, size_t n, size_t ld, int heads, co
 }  // namespace
 
 KVCache Model::make_cache(KVDType kv_dtype, size_t max_rollback) const {
+  if (is_nemotron_h_arch(cfg_.arch)) return make_nemotron_h_cache(kv_dtype);
   if (has_recurrent_layers(cfg_)) return make_hybrid_cache(kv_dtype);
   if (!has_sliding_layers(cfg_))
     return KVCache(cfg_.n_layer, cfg_.n_head_kv, cfg_.head_dim, kv_dtype);
@@ -164,6 +166,10 @@ void Model::load_weights() {
     }
     if (is_qwen35_arch(c.arch)) {
       load_qwen35_layer(l, p, L);
+      continue;
+    }
+    if (is_nemotron_h_arch(c.arch)) {
+      load_nemotron_h_layer(l, p, L);
       continue;
     }
     L.ffn_norm = load_vector(f, p + "ffn_norm.weight", E);
@@ -312,10 +318,10 @@ void Model::store_pre_rope_kv(int layer0, int n_layers, const int32_t* positions
                               float* k, const float* v, size_t ld, KVCache& cache) const {
   const ModelConfig& c = cfg_;
   const size_t kvd = size_t(c.kv_dim());
-  if (is_qwen35_arch(c.arch))
+  if (is_qwen35_arch(c.arch) || is_nemotron_h_arch(c.arch))
     throw std::invalid_argument("store_pre_rope_kv: " + c.arch_name +
-                                " has recurrent and gated-attention layers; KV Prediction does not "
-                                "predict them");
+                                " has recurrent layers (and qwen35 gated attention, nemotron_h "
+                                "FFN-only blocks); KV Prediction does not predict them");
   if (layer0 < 0 || n_layers < 1 || layer0 + n_layers > c.n_layer || cache.n_layer() != c.n_layer ||
       cache.kv_dim() != c.kv_dim() || ld < size_t(n_layers) * kvd)
     throw std::invalid_argument("store_pre_rope_kv: layers or KV cache shape do not match");
@@ -371,6 +377,8 @@ std::vector<float> Model::forward(std::span<const int32_t> tokens,
     if (r < 0 || size_t(r) >= T) throw std::out_of_range("forward: logits row out of range");
   if (T == 0) return {};
   if (is_qwen35_arch(c.arch)) return forward_hybrid(tokens, positions, cache, logits_rows, hooks);
+  if (is_nemotron_h_arch(c.arch))
+    return forward_nemotron_h(tokens, positions, cache, logits_rows, hooks);
 
   // Scratch for the widest layer (gemma4's kinds differ in head size and KV heads).
   const size_t E = size_t(c.n_embd);
@@ -462,8 +470,13 @@ std::vector<float> Model::forward(std::span<const int32_t> tokens,
       prof->attention_pairs += pairs * c.n_head;
     }
   }
+  return output_logits(x.data(), logits_rows, prof);
+}
 
-  const size_t R = logits_rows.size();
+std::vector<float> Model::output_logits(const float* x, std::span<const int32_t> logits_rows,
+                                        ForwardProfile* prof) const {
+  const ModelConfig& c = cfg_;
+  const size_t R = logits_rows.size(), E = size_t(c.n_embd);
   std::vector<float> h(R * E), logits(R * size_t(c.n_vocab));
   for (size_t i = 0; i < R; ++i)
     rmsnorm(&x[size_t(logits_rows[i]) * E], 1, E, E, output_norm_.data(), c.rms_eps, &h[i * E], E);

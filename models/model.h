@@ -1,8 +1,8 @@
 // Model: weights loaded from a GGUF file and the transformer forward pass (llama / qwen2 / qwen3 /
 // gemma3 / gpt-oss, dense or top-k routed MoE FFN; sliding-window layers attend through the
-// cache's rings; qwen35's Gated DeltaNet layers keep their state in the cache). Owns the forward
-// computation and its scratch; never times, samples beyond argmax, or touches a tokenizer (see
-// generation.h and tokenizer.h).
+// cache's rings; qwen35's Gated DeltaNet and nemotron_h's Mamba-2 layers keep their state in the
+// cache). Owns the forward computation and its scratch; never times, samples beyond argmax, or
+// touches a tokenizer (see generation.h and tokenizer.h).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -80,6 +80,20 @@ struct LayerWeights {
   std::vector<float> ssm_norm;     // [head_v_dim], shared by the value heads
   PackedWeight ssm_out;            // rows: n_embd, cols: value_dim
   PackedWeight w_shexp_gate;       // qwen35moe: rows 1, cols n_embd (the shared expert's gate)
+  // nemotron_h: a Mamba-2 layer's ssm_in is w_delta_in (rows z | xBC | dt, Mamba2LayerDims::
+  // in_proj()), with ssm_conv1d [conv_channels][d_conv], its optional bias, dt bias and A per
+  // head, the D skip per head, the grouped norm's weights in ssm_norm [d_inner], and ssm_out. An
+  // attention layer uses wqkv, qkv_bias (zeros for absent biases when any is present), wo and
+  // wo_bias; an FFN-only block w_gate_up (up rows only), w_down and their optional biases.
+  std::vector<float> ssm_conv1d_bias;             // [conv_channels] or empty
+  std::vector<float> ssm_d;                       // [n_heads]
+  std::vector<float> ffn_up_bias, ffn_down_bias;  // [n_ff], [n_embd] or empty
+  // nemotron_h_moe's FFN blocks: w_router, the experts' up rows in exp_gate_up and exp_down (at
+  // the latent width when the file has one), the selection bias, the latent projections (empty
+  // without), and the shared expert in w_gate_up (up rows) / w_down.
+  std::vector<float> exp_probs_b;  // [n_expert]
+  PackedWeight w_latent_down;      // rows: moe_latent, cols: n_embd
+  PackedWeight w_latent_up;        // rows: n_embd, cols: moe_latent
 };
 
 class Model {
@@ -132,6 +146,10 @@ class Model {
                    ForwardProfile* prof) const;
   void ffn_moe(const LayerWeights& L, const float* xn, size_t T, float* out,
                ForwardProfile* prof) const;
+  // The output norm and projection of the residual rows listed in logits_rows (x: [T][n_embd]),
+  // with gemma's soft-cap: [logits_rows.size()][n_vocab].
+  std::vector<float> output_logits(const float* x, std::span<const int32_t> logits_rows,
+                                   ForwardProfile* prof) const;
   // qwen35 (hybrid): loading, the cache with recurrent layers, the forward pass and its two
   // layer kinds (gated attention; Gated DeltaNet, whose state advance trim() also replays).
   void load_qwen35_layer(int il, const std::string& prefix, LayerWeights& L);
@@ -147,6 +165,24 @@ class Model {
   void advance_delta(int il, RecurrentState& state, const float* inputs, size_t n, float* o) const;
   void ffn_moe_shared(const LayerWeights& L, const float* xn, size_t T, float* out,
                       ForwardProfile* prof) const;
+  // nemotron_h (model_nemotron_h.cpp): loading, the cache (Mamba-2 state, K/V for attention
+  // layers, nothing for FFN-only blocks), the forward pass and its three block kinds.
+  void load_nemotron_h_layer(int il, const std::string& prefix, LayerWeights& L);
+  KVCache make_nemotron_h_cache(KVDType kv_dtype) const;
+  std::vector<float> forward_nemotron_h(std::span<const int32_t> tokens,
+                                        std::span<const int32_t> positions, KVCache& cache,
+                                        std::span<const int32_t> logits_rows,
+                                        const ForwardHooks* hooks) const;
+  void mamba2(int il, const float* xn, size_t T, KVCache& cache, ForwardProfile* prof,
+              float* out) const;
+  void advance_mamba2(int il, RecurrentState& state, const float* inputs, size_t n, float* y) const;
+  void attention_no_rope(int il, const float* xn, size_t T, const int32_t* positions,
+                         KVCache& cache, const ForwardHooks* hooks, float* out) const;
+  void ffn_relu2(const LayerWeights& L, const float* xn, size_t T, float* out,
+                 ForwardProfile* prof) const;
+  void ffn_moe_relu2(const LayerWeights& L, const float* xn, size_t T, float* out,
+                     ForwardProfile* prof) const;
+  void load_nemotron_h_moe_block(const std::string& prefix, LayerWeights& L);
 
   GgufFile file_;
   ModelConfig cfg_;

@@ -26,6 +26,10 @@ const char* arch_name(Arch a) {
       return "qwen35";
     case Arch::Qwen35Moe:
       return "qwen35moe";
+    case Arch::NemotronH:
+      return "nemotron_h";
+    case Arch::NemotronHMoe:
+      return "nemotron_h_moe";
   }
   return "?";
 }
@@ -69,6 +73,28 @@ bool has_recurrent_layers(const ModelConfig& c) {
 
 bool is_qwen35_arch(Arch a) {
   return a == Arch::Qwen35 || a == Arch::Qwen35Moe;
+}
+
+bool is_nemotron_h_arch(Arch a) {
+  return a == Arch::NemotronH || a == Arch::NemotronHMoe;
+}
+
+bool is_ffn_only_layer(const ModelConfig& c, int il) {
+  return il >= 0 && size_t(il) < c.ffn_layers.size() && c.ffn_layers[size_t(il)];
+}
+
+bool is_attention_layer(const ModelConfig& c, int il) {
+  return il >= 0 && il < c.n_layer && !is_recurrent_layer(c, il) && !is_ffn_only_layer(c, il);
+}
+
+Mamba2LayerDims mamba2_layer_dims(const ModelConfig& c) {
+  Mamba2LayerDims d;
+  d.n_heads = c.ssm_dt_rank;
+  d.head_dim = c.ssm_dt_rank > 0 ? c.ssm_d_inner / c.ssm_dt_rank : 0;
+  d.d_state = c.ssm_d_state;
+  d.n_groups = c.ssm_n_group;
+  d.d_conv = c.ssm_d_conv;
+  return d;
 }
 
 DeltaLayerDims delta_layer_dims(const ModelConfig& c) {
@@ -260,7 +286,10 @@ bool imrope_turns_by_position(const std::vector<int>& s, int pair) {
 // its value heads by state_size when it loads tensors and by inner_size / time_step_rank when it
 // runs them), MTP blocks marked recurrent, and M-RoPE sections that leave a rotated pair at
 // position 0.
-void read_hybrid(const GgufFile& f, const std::string& a, ModelConfig& c) {
+// The keys both hybrids share: NextN blocks (counted in block_count, not in n_layer) and the
+// ssm.* sizes within the given bounds, a state size of 0 refused. Returns block_count.
+int read_ssm_keys(const GgufFile& f, const std::string& a, ModelConfig& c, uint64_t max_inner,
+                  uint64_t max_heads) {
   const int n_layer_all = c.n_layer;
   const std::string nextn = a + "nextn_predict_layers";
   c.n_layer_nextn = bounded_int_or(f, nextn, 0, 0, 1024);
@@ -268,11 +297,16 @@ void read_hybrid(const GgufFile& f, const std::string& a, ModelConfig& c) {
     bad(f, nextn, "must be below block_count (" + std::to_string(n_layer_all) + ")");
   c.n_layer = n_layer_all - c.n_layer_nextn;
   c.ssm_d_conv = bounded_int(f, a + "ssm.conv_kernel", 1, 64);
-  c.ssm_d_inner = bounded_int(f, a + "ssm.inner_size", 1, 1u << 16);
+  c.ssm_d_inner = bounded_int(f, a + "ssm.inner_size", 1, max_inner);
   c.ssm_d_state = bounded_int(f, a + "ssm.state_size", 0, 1024);
   if (c.ssm_d_state == 0) bad(f, a + "ssm.state_size", "a state size of 0");
-  c.ssm_dt_rank = bounded_int(f, a + "ssm.time_step_rank", 1, 1024);
-  c.ssm_n_group = bounded_int(f, a + "ssm.group_count", 1, 1024);
+  c.ssm_dt_rank = bounded_int(f, a + "ssm.time_step_rank", 1, max_heads);
+  c.ssm_n_group = bounded_int(f, a + "ssm.group_count", 1, max_heads);
+  return n_layer_all;
+}
+
+void read_hybrid(const GgufFile& f, const std::string& a, ModelConfig& c) {
+  const int n_layer_all = read_ssm_keys(f, a, c, 1u << 16, 1024);
   if (c.ssm_dt_rank % c.ssm_n_group != 0)
     bad(f, a + "ssm.group_count",
         std::to_string(c.ssm_n_group) + " key heads do not divide time_step_rank's " +
@@ -323,6 +357,80 @@ void read_hybrid(const GgufFile& f, const std::string& a, ModelConfig& c) {
   c.qk_norm = true;
 }
 
+// nemotron_h's keys as llama_model_nemotron_h::load_arch_hparams reads them (3f545bec): the block
+// kinds from the per-layer attention.head_count_kv and feed_forward_length arrays (recurrent iff
+// both are 0, attention iff only feed_forward_length is 0, else FFN-only) and the Mamba-2 sizes.
+// Refused by key, where llama.cpp would assert, divide or silently misread: a state size of 0,
+// an inner size that time_step_rank (heads) does not divide, group counts that do not divide the
+// heads (the scan shares B/C across a group of heads) or the inner size (the grouped norm),
+// arrays of the wrong length, an FFN block that also states KV heads, and attention (or FFN)
+// layers whose KV head counts (widths) differ: the cache keeps one K/V row shape.
+void read_nemotron_h(const GgufFile& f, const std::string& a, ModelConfig& c) {
+  const int n_layer_all = read_ssm_keys(f, a, c, 1u << 17, 1u << 14);
+  if (c.ssm_d_inner % c.ssm_dt_rank != 0)
+    bad(f, a + "ssm.time_step_rank",
+        std::to_string(c.ssm_dt_rank) + " heads do not divide inner_size " +
+            std::to_string(c.ssm_d_inner));
+  if (c.ssm_dt_rank % c.ssm_n_group != 0 || c.ssm_d_inner % c.ssm_n_group != 0)
+    bad(f, a + "ssm.group_count",
+        std::to_string(c.ssm_n_group) + " groups do not divide time_step_rank's " +
+            std::to_string(c.ssm_dt_rank) + " heads and inner_size " +
+            std::to_string(c.ssm_d_inner));
+  const std::string hkv = a + "attention.head_count_kv", ff = a + "feed_forward_length";
+  if (!f.has(hkv)) bad(f, hkv, "missing (nemotron_h marks its layer kinds with it)");
+  if (!f.has(ff)) bad(f, ff, "missing (nemotron_h marks its layer kinds with it)");
+  const auto kv = per_layer_uints(f, hkv, n_layer_all, 1024);
+  const auto fw = per_layer_uints(f, ff, n_layer_all, 1u << 18);
+  c.recurrent_layers.assign(size_t(c.n_layer), 0);
+  c.ffn_layers.assign(size_t(c.n_layer), 0);
+  c.n_head_kv = 0;
+  c.n_ff = 0;
+  for (int il = 0; il < c.n_layer; ++il) {
+    const int h = int(kv[size_t(il)]), w = int(fw[size_t(il)]);
+    const std::string at = "layer " + std::to_string(il) + ": ";
+    if (h == 0 && w == 0) {
+      c.recurrent_layers[size_t(il)] = 1;
+    } else if (w == 0) {
+      if (c.n_head % h != 0)
+        bad(f, hkv,
+            at + std::to_string(h) + " does not divide head_count " + std::to_string(c.n_head));
+      if (c.n_head_kv != 0 && h != c.n_head_kv)
+        bad(f, hkv,
+            at + std::to_string(h) + " KV heads where an earlier attention layer has " +
+                std::to_string(c.n_head_kv) + " (one row shape is supported)");
+      c.n_head_kv = h;
+    } else {
+      if (h != 0)
+        bad(f, hkv,
+            at + "an FFN block (feed_forward_length " + std::to_string(w) + ") with " +
+                std::to_string(h) + " KV heads");
+      if (c.n_ff != 0 && w != c.n_ff)
+        bad(f, ff,
+            at + "width " + std::to_string(w) + " where an earlier FFN block has " +
+                std::to_string(c.n_ff) + " (one width is supported)");
+      c.ffn_layers[size_t(il)] = 1;
+      c.n_ff = w;
+    }
+  }
+  if (c.n_head_kv == 0) c.n_head_kv = c.n_head;  // no attention layer: the value is unused
+}
+
+// nemotron_h_moe's expert keys as llama_model_nemotron_h::load_arch_hparams reads them: the
+// shared expert's width (its tensors are required, so 0 or missing is refused), the weights'
+// norm flag and scale, and the latent width. Expert groups (expert_group_count > 1: selection
+// within the best groups) are refused: build_moe_ffn's group step is not implemented here.
+void read_nemotron_h_moe(const GgufFile& f, const std::string& a, ModelConfig& c) {
+  c.n_ff_shexp = bounded_int(f, a + "expert_shared_feed_forward_length", 1, 1u << 18);
+  if (const GgufValue* v = f.find(a + "expert_weights_norm")) {
+    if (v->type != GgufType::BOOL) bad(f, a + "expert_weights_norm", "must be a bool");
+    c.expert_weights_norm = v->u != 0;
+  }
+  c.expert_weights_scale = float(finite_float_or(f, a + "expert_weights_scale", 0.0, 0.0, 1e3));
+  c.moe_latent = bounded_int_or(f, a + "moe_latent_size", 0, 0, 1u << 16);
+  if (bounded_int_or(f, a + "expert_group_count", 0, 0, 1024) > 1)
+    bad(f, a + "expert_group_count", "grouped expert selection is not supported");
+}
+
 bool sliding_arch(Arch a) {
   return a == Arch::Gemma3 || a == Arch::Gemma4 || a == Arch::GptOss;
 }
@@ -348,23 +456,29 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
     c.arch = Arch::Qwen35;
   } else if (c.arch_name == "qwen35moe") {
     c.arch = Arch::Qwen35Moe;
+  } else if (c.arch_name == "nemotron_h") {
+    c.arch = Arch::NemotronH;
+  } else if (c.arch_name == "nemotron_h_moe") {
+    c.arch = Arch::NemotronHMoe;
   } else {
     bad(f, "general.architecture",
         "architecture '" + c.arch_name +
             "' is not supported (supported: llama, qwen2, qwen3, gemma3, gemma4, gpt-oss, "
-            "qwen35, qwen35moe)");
+            "qwen35, qwen35moe, nemotron_h, nemotron_h_moe)");
   }
   const std::string a = c.arch_name + ".";
   // Bounds are generous for real models and small enough that products cannot overflow.
   c.n_ctx = bounded_int(f, a + "context_length", 1, 1u << 24);
   c.n_embd = bounded_int(f, a + "embedding_length", 1, 1u << 16);
   c.n_layer = bounded_int(f, a + "block_count", 1, 1024);
-  c.n_ff = bounded_int_or(f, a + "feed_forward_length", 0, 0, 1u << 18);
+  // nemotron_h(_moe) gives the FFN width per layer (read_nemotron_h).
+  if (!is_nemotron_h_arch(c.arch))
+    c.n_ff = bounded_int_or(f, a + "feed_forward_length", 0, 0, 1u << 18);
   c.n_head = bounded_int(f, a + "attention.head_count", 1, 1024);
   const std::string hkv_key = a + "attention.head_count_kv";
   const bool hkv_array = f.has(hkv_key) && f.find(hkv_key)->type == GgufType::ARRAY;
-  if (hkv_array && !sliding_arch(c.arch))
-    bad(f, hkv_key, "per-layer values are read for gemma3, gemma4 and gpt-oss only");
+  if (hkv_array && !sliding_arch(c.arch) && !is_nemotron_h_arch(c.arch))
+    bad(f, hkv_key, "per-layer values are read for gemma3, gemma4, gpt-oss and nemotron_h only");
   c.n_head_kv = hkv_array ? c.n_head : bounded_int_or(f, hkv_key, c.n_head, 1, 1024);
   if (c.n_head % c.n_head_kv != 0)
     bad(f, a + "attention.head_count_kv",
@@ -418,14 +532,20 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
     }
   }
   if (is_qwen35_arch(c.arch)) read_hybrid(f, a, c);
+  if (is_nemotron_h_arch(c.arch)) read_nemotron_h(f, a, c);
   c.n_expert = bounded_int_or(f, a + "expert_count", 0, 0, 1024);
   if (c.arch == Arch::Qwen35Moe && c.n_expert == 0) bad(f, a + "expert_count", "missing or 0");
   if (c.arch == Arch::Qwen35 && c.n_expert > 0)
     bad(f, a + "expert_count", "qwen35 has a dense FFN (experts are qwen35moe's)");
+  if (c.arch == Arch::NemotronH && c.n_expert > 0)
+    bad(f, a + "expert_count", "nemotron_h has dense FFN blocks (experts are nemotron_h_moe's)");
+  if (c.arch == Arch::NemotronHMoe && c.n_expert == 0) bad(f, a + "expert_count", "missing or 0");
   if (c.n_expert > 0) {
     c.n_expert_used = bounded_int(f, a + "expert_used_count", 1, uint64_t(c.n_expert));
-    // qwen35moe's default is feed_forward_length / expert_used_count (llama.cpp).
-    const int def_ff = c.arch == Arch::Qwen35Moe ? c.n_ff / c.n_expert_used : c.n_ff;
+    // qwen35moe's and nemotron_h_moe's default is feed_forward_length / expert_used_count.
+    const int def_ff = c.arch == Arch::Qwen35Moe || c.arch == Arch::NemotronHMoe
+                           ? c.n_ff / c.n_expert_used
+                           : c.n_ff;
     c.n_ff_expert = bounded_int_or(f, a + "expert_feed_forward_length", def_ff, 1, 1u << 18);
     if (c.arch == Arch::Qwen35Moe)
       c.n_ff_shexp =
@@ -433,7 +553,8 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
     if (c.n_ff_expert == 0) bad(f, a + "expert_feed_forward_length", "missing");
     if (c.arch == Arch::Qwen35Moe && c.n_ff_shexp == 0)
       bad(f, a + "expert_shared_feed_forward_length", "missing");
-  } else if (c.n_ff == 0) {
+    if (c.arch == Arch::NemotronHMoe) read_nemotron_h_moe(f, a, c);
+  } else if (c.n_ff == 0 && c.arch != Arch::NemotronH) {  // nemotron_h: FFN blocks are optional
     bad(f, a + "feed_forward_length", "missing");
   }
   // Vocabulary size: the key when present, else the tokenizer's token count; the token embedding
@@ -478,6 +599,12 @@ nlohmann::json config_json(const ModelConfig& c) {
     j["ssm_n_group"] = c.ssm_n_group;
   }
   if (c.n_ff_shexp > 0) j["n_ff_shexp"] = c.n_ff_shexp;
+  if (!c.ffn_layers.empty()) j["ffn_layers"] = c.ffn_layers;
+  if (c.arch == Arch::NemotronHMoe) {
+    j["expert_weights_norm"] = c.expert_weights_norm;
+    j["expert_weights_scale"] = c.expert_weights_scale;
+    j["moe_latent"] = c.moe_latent;
+  }
   return j;
 }
 

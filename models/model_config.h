@@ -16,7 +16,18 @@ namespace accel {
 
 class GgufFile;
 
-enum class Arch { Llama, Qwen2, Qwen3, Gemma3, Gemma4, GptOss, Qwen35, Qwen35Moe };
+enum class Arch {
+  Llama,
+  Qwen2,
+  Qwen3,
+  Gemma3,
+  Gemma4,
+  GptOss,
+  Qwen35,
+  Qwen35Moe,
+  NemotronH,
+  NemotronHMoe
+};
 
 struct ModelConfig {
   Arch arch = Arch::Llama;
@@ -87,6 +98,20 @@ struct ModelConfig {
   // feed_forward_length); its output is scaled by sigmoid(x . ffn_gate_inp_shexp) and added to the
   // routed experts'. 0 = no shared expert.
   int n_ff_shexp = 0;
+  // nemotron_h (Nemotron-H): every block is one mixer, x += mixer(rmsnorm(x)), of three kinds
+  // decided per layer as llama.cpp 3f545bec's llama_model_nemotron_h reads them from the per-layer
+  // arrays attention.head_count_kv and feed_forward_length: recurrent (Mamba-2) iff both are 0,
+  // attention (no RoPE) iff only feed_forward_length is 0, else an FFN-only block (ffn_layers[il]
+  // != 0) whose width is n_ff. n_head_kv is the attention layers' common KV head count.
+  std::vector<uint8_t> ffn_layers;
+  // nemotron_h_moe: its FFN blocks are mixtures of relu^2 experts (up and down, no gate) routed
+  // by sigmoid(router) with a selection-only bias (exp_probs_b), plus a relu^2 shared expert of
+  // width n_ff_shexp; {arch}.expert_weights_norm divides the chosen weights by their sum,
+  // {arch}.expert_weights_scale (0 = none) multiplies them, and {arch}.moe_latent_size (0 =
+  // none) is the width the experts run at between ffn_latent_down and ffn_latent_up.
+  bool expert_weights_norm = false;
+  float expert_weights_scale = 0.f;
+  int moe_latent = 0;
 
   int q_dim() const { return n_head * head_dim; }
   int kv_dim() const { return n_head_kv * head_dim; }
@@ -121,6 +146,23 @@ bool is_recurrent_layer(const ModelConfig& c, int il);
 bool has_recurrent_layers(const ModelConfig& c);
 // qwen35 or qwen35moe: the hybrid forward pass (Model::forward_hybrid).
 bool is_qwen35_arch(Arch a);
+// nemotron_h or nemotron_h_moe: the Nemotron-H forward pass (Model::forward_nemotron_h).
+bool is_nemotron_h_arch(Arch a);
+// nemotron_h: whether layer il is an FFN-only block (it holds nothing in the cache).
+bool is_ffn_only_layer(const ModelConfig& c, int il);
+// Whether layer il attends (keeps K/V in the cache): neither recurrent nor FFN-only.
+bool is_attention_layer(const ModelConfig& c, int il);
+
+// A Mamba-2 layer's sizes as nemotron_h derives them from the ssm.* keys (mamba-base.cpp
+// build_mamba2_layer): heads = time_step_rank, head_dim = inner_size / heads, groups of B/C =
+// group_count; the in-projection emits z | xBC | dt.
+struct Mamba2LayerDims {
+  int n_heads = 0, head_dim = 0, d_state = 0, n_groups = 0, d_conv = 0;
+  size_t d_inner() const { return size_t(n_heads) * size_t(head_dim); }
+  size_t conv_channels() const { return d_inner() + 2 * size_t(n_groups) * size_t(d_state); }
+  size_t in_proj() const { return d_inner() + conv_channels() + size_t(n_heads); }
+};
+Mamba2LayerDims mamba2_layer_dims(const ModelConfig& c);
 
 // A Gated DeltaNet layer's sizes as qwen35 derives them from the ssm.* keys.
 struct DeltaLayerDims {

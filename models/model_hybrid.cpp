@@ -231,18 +231,11 @@ std::vector<float> Model::forward_hybrid(std::span<const int32_t> tokens,
   }
   cache.commit(T);
   if (prof) {  // causal pairs of the attention layers
-    double pairs = 0;
-    for (size_t t = 0; t < T; ++t)
-      for (size_t j = 0; j < n_kv; ++j) pairs += cache.positions()[j] <= positions[t] ? 1 : 0;
+    const double pairs = causal_pairs(cache.positions(), n_kv, positions.data(), T);
     for (int l = 0; l < c.n_layer; ++l)
       if (!is_recurrent_layer(c, l)) prof->attention_pairs += pairs * c.n_head;
   }
-  const size_t R = logits_rows.size();
-  std::vector<float> h(R * E), logits(R * size_t(c.n_vocab));
-  for (size_t i = 0; i < R; ++i)
-    rmsnorm(&x[size_t(logits_rows[i]) * E], 1, E, E, output_norm_.data(), c.rms_eps, &h[i * E], E);
-  timed_gemm(prof, h.data(), R, E, output_, logits.data(), size_t(c.n_vocab));
-  return logits;
+  return output_logits(x.data(), logits_rows, prof);
 }
 
 }  // namespace accel

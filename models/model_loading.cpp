@@ -32,6 +32,13 @@ const GgufTensorInfo& expect(const GgufFile& f, const std::string& name,
   return *t;
 }
 
+double causal_pairs(const int32_t* kv_pos, size_t n_kv, const int32_t* q_pos, size_t T) {
+  double pairs = 0;
+  for (size_t t = 0; t < T; ++t)
+    for (size_t j = 0; j < n_kv; ++j) pairs += kv_pos[j] <= q_pos[t] ? 1 : 0;
+  return pairs;
+}
+
 std::vector<float> load_vector(const GgufFile& f, const std::string& name, uint64_t n) {
   const GgufTensorInfo& t = expect(f, name, {n});
   std::vector<float> v(n);
@@ -74,6 +81,15 @@ PackedWeight pack_rows(const GgufFile& f, const std::vector<const GgufTensorInfo
 
 // A top-k routed MoE FFN's router and experts (ffn_gate_inp, ffn_{gate,up,down}_exps): each
 // expert sliced out of the 3-D tensors as 2-D views in the file's type.
+GgufTensorInfo expert_slice(const GgufTensorInfo& t, uint64_t e, uint64_t n_expert, uint64_t rows,
+                            uint64_t cols) {
+  GgufTensorInfo s = t;
+  s.dims = {cols, rows};
+  s.n_bytes = t.n_bytes / n_expert;
+  s.offset = t.offset + e * s.n_bytes;
+  return s;
+}
+
 void load_routed_experts(const GgufFile& f, const std::string& p, const ModelConfig& c,
                          LayerWeights& L) {
   const uint64_t E = uint64_t(c.n_embd), F = uint64_t(c.n_ff_expert), NE = uint64_t(c.n_expert);
@@ -82,14 +98,8 @@ void load_routed_experts(const GgufFile& f, const std::string& p, const ModelCon
   const auto& u = expect(f, p + "ffn_up_exps.weight", {E, F, NE});
   const auto& d = expect(f, p + "ffn_down_exps.weight", {F, E, NE});
   for (uint64_t e = 0; e < NE; ++e) {
-    auto slice = [&](const GgufTensorInfo& t, uint64_t rows, uint64_t cols) {
-      GgufTensorInfo s = t;
-      s.dims = {cols, rows};
-      s.n_bytes = t.n_bytes / NE;
-      s.offset = t.offset + e * s.n_bytes;
-      return s;
-    };
-    GgufTensorInfo ge = slice(g, F, E), ue = slice(u, F, E), de = slice(d, E, F);
+    GgufTensorInfo ge = expert_slice(g, e, NE, F, E), ue = expert_slice(u, e, NE, F, E),
+                   de = expert_slice(d, e, NE, E, F);
     L.exp_gate_up.push_back(pack_rows(f, {&ge, &ue}, E));
     L.exp_down.push_back(pack_rows(f, {&de}, F));
   }

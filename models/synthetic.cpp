@@ -15,6 +15,51 @@
 
 namespace accel {
 
+namespace {
+
+// A nemotron_h member (SyntheticMemberSpec's block_pattern): attention with head size
+// n_embd / n_head, relu^2 FFN blocks of width n_ff, Mamba-2 blocks of d_inner = heads x head size,
+// conv width 4.
+SyntheticMemberSpec nemotron_h_member(std::string role, int n_embd, int n_head, int n_head_kv,
+                                      int n_ff, int n_ctx, std::string pattern, int d_inner,
+                                      int heads, int d_state, int groups, bool biases) {
+  SyntheticMemberSpec m;
+  m.role = std::move(role);
+  m.arch = Arch::NemotronH;
+  m.n_layer = int(pattern.size());
+  m.n_embd = n_embd;
+  m.n_head = n_head;
+  m.n_head_kv = n_head_kv;
+  m.n_ff = n_ff;
+  m.n_ctx = n_ctx;
+  m.block_pattern = std::move(pattern);
+  m.ssm_d_inner = d_inner;
+  m.ssm_dt_rank = heads;
+  m.ssm_d_state = d_state;
+  m.ssm_n_group = groups;
+  m.ssm_d_conv = 4;
+  m.biases = biases;
+  return m;
+}
+
+// The same block layout as a nemotron_h_moe member: FFN blocks ('-') become MoE blocks ('E') of
+// n_expert experts of width n_ff (top k), a shared expert of width n_ff_shexp, and a latent width.
+SyntheticMemberSpec nemotron_h_moe_member(SyntheticMemberSpec m, int n_expert, int k,
+                                          int n_ff_shexp, int latent) {
+  m.arch = Arch::NemotronHMoe;
+  for (char& ch : m.block_pattern)
+    if (ch == '-') ch = 'E';
+  m.n_expert = n_expert;
+  m.n_expert_used = k;
+  m.n_ff_shexp = n_ff_shexp;
+  m.moe_latent = latent;
+  return m;
+}
+
+constexpr float kNemotronMoeScale = 2.5f;
+
+}  // namespace
+
 const std::vector<SyntheticFamily>& synthetic_families() {
   static const std::vector<SyntheticFamily> families = {
       {"tiny",
@@ -125,6 +170,38 @@ const std::vector<SyntheticFamily>& synthetic_families() {
          2, 4, 4},
         {"draft", Arch::Qwen35, 2, 64, 2, 1, 160, 4096, 0, 0, 1e7f, std::nullopt, 0, 0, 2, 16, 1, 2,
          4}}},
+      // Nemotron-H's blocks as llama.cpp's nemotron_h loads them: Mamba-2 (in-projection z | xBC |
+      // dt, conv with bias, 8 heads of 32 sharing B/C in 2 groups, state 16, D skip, grouped
+      // norm), attention without RoPE, relu^2 FFN blocks. The draft adds the optional attention
+      // and FFN biases, so both forms are checked against llama.cpp.
+      {"tiny-nemotron-h",
+       "tiny nemotron_h hybrid pair (blocks M-M*-M*-: Mamba-2, FFN, attention without RoPE; "
+       "draft M*-), for engine tests and the llama.cpp logit comparison",
+       {nemotron_h_member("target", 128, 4, 2, 352, 4096, "M-M*-M*-", 256, 8, 16, 2, false),
+        nemotron_h_member("draft", 64, 2, 1, 160, 4096, "M*-", 128, 4, 16, 1, true)}},
+      // The small target's width (768, 12 heads of 64, 4 KV heads, FFN 2048) in Nemotron-H's
+      // proportions: 24 blocks, 11 Mamba-2, 2 attention, 11 FFN (the 8B has 4 attention of 52);
+      // Mamba-2 as the 8B's per head: head size 64, state 128, here 24 heads in 4 groups
+      // (d_inner 1536 = 2 x 768), so a recurrent layer's state is 768 KiB.
+      {"small-nemotron-h",
+       "for benchmarks: a nemotron_h target (24 blocks of width 768: 11 Mamba-2 with 24 heads of "
+       "64 and state 128, 2 attention with 12 heads and 4 KV heads, 11 relu^2 FFN of 2048; 32K "
+       "context) with a 256-wide draft (M-M*-)",
+       {nemotron_h_member("target", 768, 12, 4, 2048, 32768, "M-M-M-M*-M-M-M-M-M*-M-M-", 1536, 24,
+                          128, 4, false),
+        nemotron_h_member("draft", 256, 4, 2, 704, 32768, "M-M*-", 512, 8, 64, 2, false)}},
+      // Nemotron-H-MoE's FFN on tiny-nemotron-h's blocks: 8 relu^2 experts of width 64 (up and
+      // down, no gate) routed top-2 by sigmoid with a selection bias, weights normalised and
+      // scaled by 2.5, a shared expert of width 128, and a latent width of 64 between
+      // ffn_latent_down and ffn_latent_up; tiny-nemotron-h's dense draft.
+      {"tiny-nemotron-h-moe",
+       "tiny nemotron_h_moe hybrid target (tiny-nemotron-h's blocks with 8 experts top-2, a "
+       "shared expert and a latent width of 64) with tiny-nemotron-h's dense draft, for engine "
+       "tests and the llama.cpp comparison",
+       {nemotron_h_moe_member(
+            nemotron_h_member("target", 128, 4, 2, 64, 4096, "M-M*-M*-", 256, 8, 16, 2, false), 8,
+            2, 128, 64),
+        nemotron_h_member("draft", 64, 2, 1, 160, 4096, "M*-", 128, 4, 16, 1, true)}},
   };
   return families;
 }
@@ -227,6 +304,26 @@ ModelConfig synthetic_member_config(const SyntheticMemberSpec& m) {
     c.ssm_dt_rank = m.ssm_dt_rank;
     c.ssm_d_inner = m.ssm_dt_rank * m.ssm_d_state;
     if (m.arch == Arch::Qwen35Moe) c.n_ff_shexp = m.n_ff;
+  }
+  if (is_nemotron_h_arch(m.arch)) {
+    c.recurrent_layers.assign(size_t(m.n_layer), 0);
+    c.ffn_layers.assign(size_t(m.n_layer), 0);
+    for (int il = 0; il < m.n_layer; ++il) {
+      const char k = m.block_pattern[size_t(il)];
+      c.recurrent_layers[size_t(il)] = k == 'M';
+      c.ffn_layers[size_t(il)] = k == '-' || k == 'E';
+    }
+    if (m.arch == Arch::NemotronHMoe) {
+      c.n_ff_shexp = m.n_ff_shexp;
+      c.moe_latent = m.moe_latent;
+      c.expert_weights_norm = true;
+      c.expert_weights_scale = kNemotronMoeScale;
+    }
+    c.ssm_d_conv = m.ssm_d_conv;
+    c.ssm_d_inner = m.ssm_d_inner;
+    c.ssm_d_state = m.ssm_d_state;
+    c.ssm_n_group = m.ssm_n_group;
+    c.ssm_dt_rank = m.ssm_dt_rank;
   }
   if (m.arch == Arch::Gemma3) {
     c.qk_norm = true;
@@ -483,6 +580,97 @@ void write_qwen35_layer(TensorSink& t, const SyntheticMemberSpec& m, int il, con
   t.matrix(p + "ffn_down.weight", {F, E}, s_res);
 }
 
+// nemotron_h's keys as the converter writes them (conversion/nemotron.py, granite.py): per-layer
+// head_count_kv (KV heads on '*' blocks, else 0) and feed_forward_length (the width on '-'
+// blocks, else 0), key/value lengths, the ssm.* sizes, and the layer-norm epsilon llama.cpp
+// requires beside the RMS one.
+void set_nemotron_h_metadata(GgufWriter& w, const SyntheticMemberSpec& m, const std::string& a,
+                             uint64_t hd) {
+  std::vector<int32_t> hkv, ff;
+  for (char k : m.block_pattern) {
+    hkv.push_back(k == '*' ? m.n_head_kv : 0);
+    ff.push_back(k == '-' || k == 'E' ? m.n_ff : 0);
+  }
+  if (m.arch == Arch::NemotronHMoe) {  // the expert count, use count and width are written above
+    w.set(a + ".expert_shared_feed_forward_length", GgufValue::of_u32(uint32_t(m.n_ff_shexp)));
+    w.set(a + ".expert_shared_count", GgufValue::of_u32(1));
+    w.set(a + ".expert_weights_norm", GgufValue::of_bool(true));
+    w.set(a + ".expert_weights_scale", GgufValue::of_f32(kNemotronMoeScale));
+    if (m.moe_latent > 0) w.set(a + ".moe_latent_size", GgufValue::of_u32(uint32_t(m.moe_latent)));
+  }
+  w.set(a + ".attention.head_count_kv", GgufValue::of_i32_array(hkv));
+  w.set(a + ".feed_forward_length", GgufValue::of_i32_array(ff));
+  w.set(a + ".attention.key_length", GgufValue::of_u32(uint32_t(hd)));
+  w.set(a + ".attention.value_length", GgufValue::of_u32(uint32_t(hd)));
+  w.set(a + ".attention.layer_norm_epsilon", GgufValue::of_f32(1e-5f));
+  w.set(a + ".ssm.conv_kernel", GgufValue::of_u32(uint32_t(m.ssm_d_conv)));
+  w.set(a + ".ssm.inner_size", GgufValue::of_u32(uint32_t(m.ssm_d_inner)));
+  w.set(a + ".ssm.state_size", GgufValue::of_u32(uint32_t(m.ssm_d_state)));
+  w.set(a + ".ssm.group_count", GgufValue::of_u32(uint32_t(m.ssm_n_group)));
+  w.set(a + ".ssm.time_step_rank", GgufValue::of_u32(uint32_t(m.ssm_dt_rank)));
+}
+
+// One nemotron_h block (llama_model_nemotron_h::load_arch_tensors) by its pattern character:
+// Mamba-2 (ssm_in, the f32 conv and its bias, dt bias near -3 and A = -exp(A_log) near -1, so
+// the state decays ~5% per token, D near 1, the grouped norm's weights {d_inner / groups,
+// groups}, ssm_out), attention (Q, K, V, output) or an FFN (up, down); with `biases`, the
+// optional attention and FFN biases. Every block's norm is random near 1 so a misplaced norm
+// changes the logits.
+void write_nemotron_h_layer(TensorSink& t, const SyntheticMemberSpec& m, int il, double s,
+                            double s_res) {
+  const std::string p = "blk." + std::to_string(il) + ".";
+  const uint64_t E = uint64_t(m.n_embd), F = uint64_t(m.n_ff);
+  const uint64_t hd = E / uint64_t(m.n_head), Q = hd * uint64_t(m.n_head),
+                 KV = hd * uint64_t(m.n_head_kv);
+  gemma_norm(t, p + "attn_norm.weight", E);
+  const char kind = m.block_pattern[size_t(il)];
+  if (kind == 'M') {
+    const uint64_t Di = uint64_t(m.ssm_d_inner), H = uint64_t(m.ssm_dt_rank),
+                   G = uint64_t(m.ssm_n_group);
+    const uint64_t conv = Di + 2 * G * uint64_t(m.ssm_d_state);
+    t.matrix(p + "ssm_in.weight", {E, Di + conv + H}, s);
+    t.vector(p + "ssm_conv1d.weight", conv * uint64_t(m.ssm_d_conv), 0, 0.3,
+             {uint64_t(m.ssm_d_conv), conv});
+    t.vector(p + "ssm_conv1d.bias", conv, 0, 0.1);
+    t.vector(p + "ssm_dt.bias", H, -3.0, 0.5);
+    t.vector(p + "ssm_a", H, -1.0, 0.2, {1, H});
+    t.vector(p + "ssm_d", H, 1.0, 0.1, {1, H});
+    t.vector(p + "ssm_norm.weight", Di, 1.0, 0.1, {Di / G, G});
+    t.matrix(p + "ssm_out.weight", {Di, E}, s_res);
+  } else if (kind == '*') {
+    t.matrix(p + "attn_q.weight", {E, Q}, s);
+    t.matrix(p + "attn_k.weight", {E, KV}, s);
+    t.matrix(p + "attn_v.weight", {E, KV}, s);
+    t.matrix(p + "attn_output.weight", {Q, E}, s_res);
+    if (m.biases) {
+      t.vector(p + "attn_q.bias", Q, 0, s);
+      t.vector(p + "attn_k.bias", KV, 0, s);
+      t.vector(p + "attn_v.bias", KV, 0, s);
+      t.vector(p + "attn_output.bias", E, 0, s);
+    }
+  } else if (kind == 'E') {  // nemotron_h_moe: router, selection bias, latent, experts, shared
+    const uint64_t NE = uint64_t(m.n_expert), S = uint64_t(m.n_ff_shexp);
+    const uint64_t Le = m.moe_latent > 0 ? uint64_t(m.moe_latent) : E;
+    t.matrix(p + "ffn_gate_inp.weight", {E, NE}, s);
+    t.vector(p + "exp_probs_b.bias", NE, 0, 0.01);
+    if (m.moe_latent > 0) {
+      t.matrix(p + "ffn_latent_down.weight", {E, Le}, s);
+      t.matrix(p + "ffn_latent_up.weight", {Le, E}, s);
+    }
+    t.matrix(p + "ffn_up_exps.weight", {Le, F, NE}, s);
+    t.matrix(p + "ffn_down_exps.weight", {F, Le, NE}, s_res);
+    t.matrix(p + "ffn_up_shexp.weight", {E, S}, s);
+    t.matrix(p + "ffn_down_shexp.weight", {S, E}, s_res);
+  } else {
+    t.matrix(p + "ffn_up.weight", {E, F}, s);
+    t.matrix(p + "ffn_down.weight", {F, E}, s_res);
+    if (m.biases) {
+      t.vector(p + "ffn_up.bias", F, 0, s);
+      t.vector(p + "ffn_down.bias", E, 0, s);
+    }
+  }
+}
+
 }  // namespace
 
 void set_synthetic_metadata(GgufWriter& w, const SyntheticMemberSpec& m, const std::string& family,
@@ -522,6 +710,7 @@ void set_synthetic_metadata(GgufWriter& w, const SyntheticMemberSpec& m, const s
       w.set(a + ".expert_shared_feed_forward_length", GgufValue::of_u32(uint32_t(F)));
   }
   if (m.arch == Arch::Gemma4) set_gemma4_metadata(w, m, a, hd);
+  if (is_nemotron_h_arch(m.arch)) set_nemotron_h_metadata(w, m, a, hd);
   if (m.attn_scale) w.set(a + ".attention.scale", GgufValue::of_f32(*m.attn_scale));
   if (m.arch == Arch::GptOss) {
     w.set(a + ".rope.scaling.type", GgufValue::of_string("yarn"));
@@ -569,6 +758,10 @@ void write_synthetic_model(const SyntheticMemberSpec& m, const std::string& fami
     }
     if (is_qwen35_arch(m.arch)) {
       write_qwen35_layer(t, m, l, p, s, s_res);
+      continue;
+    }
+    if (is_nemotron_h_arch(m.arch)) {
+      write_nemotron_h_layer(t, m, l, s, s_res);
       continue;
     }
     t.vector(p + "attn_norm.weight", E, 1.0);

@@ -34,6 +34,17 @@ struct SyntheticMemberSpec {
   // and no attn_v (V = K's projection, as the 31B's k_eq_v); final logit soft-cap.
   int head_dim_full = 0, n_head_kv_full = 0;
   float final_softcap = 0.f;
+  // nemotron_h: one character per block as Nemotron-H's hybrid_override_pattern ('M' Mamba-2,
+  // '*' attention, '-' FFN-only; n_layer = its length), written as the per-layer head_count_kv
+  // and feed_forward_length arrays; the Mamba-2 inner size (heads = ssm_dt_rank, groups =
+  // ssm_n_group, state = ssm_d_state); `biases` adds the optional attention and FFN biases.
+  std::string block_pattern;
+  int ssm_d_inner = 0;
+  bool biases = false;
+  // nemotron_h_moe ('E' blocks in the pattern): n_expert experts of width n_ff, top
+  // n_expert_used by sigmoid + selection bias, weights normalised and scaled by 2.5 (Nemotron 3
+  // Nano's), a shared expert of width n_ff_shexp, and a latent width (0 = none).
+  int n_ff_shexp = 0, moe_latent = 0;
 };
 
 struct SyntheticFamily {

@@ -1,10 +1,13 @@
-// Google Benchmark of the hybrid (qwen35) forward pass on the tiny-qwen35 target (made in a scratch
-// directory, f32): prefill tokens/s, a decode step after a prompt, and PLD's verify step with the
-// cache's rollback of the recurrent layers (checkpoint + replay of the kept tokens) against the
-// same verify without rollback. Measures only; correctness lives in tests/models.
+// Google Benchmark of the hybrid forward passes on the tiny-qwen35 and tiny-nemotron-h targets
+// (made in a scratch directory, f32; BM_Hybrid* and BM_NemotronH*): prefill tokens/s, a decode step
+// after a prompt, and PLD's verify step with the cache's rollback of the recurrent layers
+// (checkpoint + replay of the kept tokens) against the same verify without rollback. Measures only;
+// correctness lives in tests/models.
 #include <benchmark/benchmark.h>
 
+#include <map>
 #include <memory>
+#include <string>
 
 #include "kernels/threading.h"
 #include "models/generation.h"
@@ -15,16 +18,17 @@
 namespace accel {
 namespace {
 
-const Model& hybrid_target() {
+const Model& hybrid_target(const std::string& family) {
   static test::TempDir dir;
-  static const std::unique_ptr<Model> m =
-      Model::load(make_synthetic_family("tiny-qwen35", dir.path().string(), 0, DType::F32).at(0));
+  static std::map<std::string, std::unique_ptr<Model>> models;
+  std::unique_ptr<Model>& m = models[family];
+  if (!m) m = Model::load(make_synthetic_family(family, dir.file(family), 0, DType::F32).at(0));
   return *m;
 }
 
-void BM_HybridPrefill(benchmark::State& st) {
+void hybrid_prefill(benchmark::State& st, const std::string& family) {
   set_num_threads(int(st.range(1)));
-  const Model& m = hybrid_target();
+  const Model& m = hybrid_target(family);
   const size_t n = size_t(st.range(0));
   const auto toks = test::seeded_tokens(n, m.config().n_vocab, 1);
   for (auto _ : st) {
@@ -37,9 +41,9 @@ void BM_HybridPrefill(benchmark::State& st) {
 
 // One decode step after a 1024-token prompt (the step is trimmed away after timing it, which
 // replays nothing: the trim drops the whole last batch).
-void BM_HybridDecode(benchmark::State& st) {
+void hybrid_decode(benchmark::State& st, const std::string& family) {
   set_num_threads(int(st.range(0)));
-  const Model& m = hybrid_target();
+  const Model& m = hybrid_target(family);
   const size_t n = 1024;
   const auto toks = test::seeded_tokens(n + 1, m.config().n_vocab, 2);
   KVCache cache = m.make_cache();
@@ -56,9 +60,9 @@ void BM_HybridDecode(benchmark::State& st) {
 
 // A 9-token verify step after a 1024-token prompt, then trim(range(0)): 0 keeps every token (no
 // rollback), 1..8 restore the checkpoint and replay 9 - range(0) tokens; 9 drops the batch.
-void BM_HybridVerifyAndTrim(benchmark::State& st) {
+void hybrid_verify_and_trim(benchmark::State& st, const std::string& family) {
   set_num_threads(1);
-  const Model& m = hybrid_target();
+  const Model& m = hybrid_target(family);
   const size_t n = 1024, k = 9, drop = size_t(st.range(0));
   const auto toks = test::seeded_tokens(n + k, m.config().n_vocab, 3);
   KVCache cache = m.make_cache();
@@ -75,6 +79,25 @@ void BM_HybridVerifyAndTrim(benchmark::State& st) {
   }
 }
 
+void BM_HybridPrefill(benchmark::State& st) {
+  hybrid_prefill(st, "tiny-qwen35");
+}
+void BM_HybridDecode(benchmark::State& st) {
+  hybrid_decode(st, "tiny-qwen35");
+}
+void BM_HybridVerifyAndTrim(benchmark::State& st) {
+  hybrid_verify_and_trim(st, "tiny-qwen35");
+}
+void BM_NemotronHPrefill(benchmark::State& st) {
+  hybrid_prefill(st, "tiny-nemotron-h");
+}
+void BM_NemotronHDecode(benchmark::State& st) {
+  hybrid_decode(st, "tiny-nemotron-h");
+}
+void BM_NemotronHVerifyAndTrim(benchmark::State& st) {
+  hybrid_verify_and_trim(st, "tiny-nemotron-h");
+}
+
 BENCHMARK(BM_HybridPrefill)
     ->ArgsProduct({{512, 2048}, {1, 2}})
     ->ArgNames({"tokens", "threads"})
@@ -82,6 +105,13 @@ BENCHMARK(BM_HybridPrefill)
     ->UseRealTime();
 BENCHMARK(BM_HybridDecode)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_HybridVerifyAndTrim)->Arg(0)->Arg(4)->Arg(8)->ArgName("trim")->UseRealTime();
+BENCHMARK(BM_NemotronHPrefill)
+    ->ArgsProduct({{512, 2048}, {1, 2}})
+    ->ArgNames({"tokens", "threads"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_NemotronHDecode)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
+BENCHMARK(BM_NemotronHVerifyAndTrim)->Arg(0)->Arg(4)->Arg(8)->ArgName("trim")->UseRealTime();
 
 }  // namespace
 }  // namespace accel

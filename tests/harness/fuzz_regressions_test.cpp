@@ -63,6 +63,7 @@ TEST(FuzzRegressions, SeedsAreValidInputs) {
     write_bytes(dir.file(name), bytes);
     const ModelConfig c = ModelConfig::from_gguf(GgufFile::open(dir.file(name)));
     if (name.find("sliding") != std::string::npos) EXPECT_GT(c.n_swa, 0) << name;
+    if (name.find("hybrid") != std::string::npos) EXPECT_TRUE(has_recurrent_layers(c)) << name;
   }
   for (const auto& [name, bytes] : fuzz::seeds("tokenizer_metadata")) {
     write_bytes(dir.file(name), bytes);

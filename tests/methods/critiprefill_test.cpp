@@ -561,5 +561,42 @@ TEST(CritiPrefillSliding, PrunesOnlyFullLayersAndRefusesSinks) {
   }
 }
 
+// A hybrid (tiny-nemotron-h: attention only in blocks 3 and 6 of 8): only the attention layers
+// are pruned and count pairs (each 600 * 601 / 2 per head, 4 heads); the Mamba-2 and FFN-only
+// blocks run as in the baseline. Every layer dense, and every past block selected (the whole
+// sparse path), reproduce the baseline bit for bit.
+TEST(CritiPrefillHybrid, PrunesOnlyAttentionLayersOnTinyNemotronH) {
+  test::TempDir dir;
+  const auto m =
+      Model::load(make_synthetic_family("tiny-nemotron-h", dir.path().string(), 5, DType::F32)[0]);
+  const CritiPrefillMethod method;
+  const BaselineMethod base;
+  auto run = [&](const Method& meth, nlohmann::json params) {
+    Engine e;
+    e.target = m.get();
+    e.prefill_chunk = 64;
+    Request r;
+    r.prompt = synthetic_prompt(m->config().n_vocab, 256, {257}, 600, 9);
+    r.max_new_tokens = 6;
+    r.keep_logits = 6;
+    return meth.run(e, r, resolve_params(meth, params));
+  };
+  const nlohmann::json small = {{"segment", 64}, {"block", 8}, {"budget", 64}, {"threshold", 256}};
+  const Outcome o = run(method, small);
+  EXPECT_EQ(o.stats["pruned_layers"], 2);
+  EXPECT_EQ(o.stats["attention_pairs_dense"].get<double>(), 2 * 4 * 180300.0);
+  EXPECT_LT(o.stats["attention_pairs_kept"].get<double>(), 2 * 4 * 180300.0);
+  const Outcome b = run(base, {});
+  nlohmann::json all_dense = small, all_blocks = small;
+  all_dense["layer_skip"] = 8;
+  all_blocks["budget"] = 1 << 20;
+  for (const auto& p : {all_dense, all_blocks}) {
+    const Outcome d = run(method, p);
+    EXPECT_EQ(d.tokens, b.tokens) << p.dump();
+    for (size_t i = 0; i < d.logits.size(); ++i)
+      EXPECT_TRUE(test::bit_equal(d.logits[i], b.logits[i])) << p.dump() << " step " << i;
+  }
+}
+
 }  // namespace
 }  // namespace accel

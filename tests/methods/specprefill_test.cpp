@@ -134,13 +134,15 @@ TEST_F(SpecPrefill, ForcedTokensDriveTheDecode) {
   }
 }
 
-// On a hybrid (tiny-qwen35 target and draft: Gated DeltaNet and gated attention layers) the draft
-// scores with its attention layers only, and keep = 1.0 reproduces the baseline bit for bit (the
-// recurrent layers consume every token, in order, as the baseline's do); a sparse keep prefills
-// the recurrent layers with the kept tokens only and decodes at the full prompt length.
-TEST(SpecPrefillHybrid, KeepOneEqualsBaselineBitForBitOnTinyQwen35) {
+// On a hybrid family (target and draft with recurrent and attention layers) the draft scores with
+// its attention layers only, and keep = 1.0 reproduces the baseline bit for bit (the recurrent
+// layers consume every token, in order, as the baseline's do); a sparse keep prefills the
+// recurrent layers with the kept tokens only and decodes at the full prompt length. Returns the
+// sparse run's stats.
+nlohmann::json expect_hybrid_keep_one_parity(
+    const std::string& family, const nlohmann::json& extra = nlohmann::json::object()) {
   test::TempDir dir;
-  const auto paths = make_synthetic_family("tiny-qwen35", dir.path().string(), 5, DType::F32);
+  const auto paths = make_synthetic_family(family, dir.path().string(), 5, DType::F32);
   const auto target = Model::load(paths[0]), draft = Model::load(paths[1]);
   auto run = [&](const std::string& method, nlohmann::json params) {
     const Method& m = find_method(method);
@@ -152,16 +154,38 @@ TEST(SpecPrefillHybrid, KeepOneEqualsBaselineBitForBitOnTinyQwen35) {
     return m.run(e, r, resolve_params(m, params));
   };
   const Outcome base = run("baseline", {});
-  const Outcome sp = run("specprefill", {{"keep", 1.0}, {"force", true}});
+  nlohmann::json one = {{"keep", 1.0}, {"force", true}};
+  one.update(extra);
+  const Outcome sp = run("specprefill", one);
   EXPECT_EQ(sp.tokens, base.tokens);
-  ASSERT_EQ(sp.logits.size(), base.logits.size());
-  for (size_t i = 0; i < sp.logits.size(); ++i)
+  EXPECT_EQ(sp.logits.size(), base.logits.size());
+  for (size_t i = 0; i < std::min(sp.logits.size(), base.logits.size()); ++i)
     EXPECT_TRUE(test::bit_equal(sp.logits[i], base.logits[i])) << "step " << i;
   EXPECT_EQ(sp.kept_tokens, 500u);
   EXPECT_GT(sp.stats["lookahead_queries"].get<int>(), 0);
-  const Outcome sparse = run("specprefill", {{"keep", 0.3}, {"force", true}});
+  nlohmann::json part = {{"keep", 0.3}, {"force", true}};
+  part.update(extra);
+  const Outcome sparse = run("specprefill", part);
   EXPECT_LT(sparse.kept_tokens, 200u);
   EXPECT_EQ(sparse.tokens.size(), 12u);
+  return sparse.stats;
+}
+
+TEST(SpecPrefillHybrid, KeepOneEqualsBaselineBitForBitOnTinyQwen35) {
+  expect_hybrid_keep_one_parity("tiny-qwen35");
+}
+
+// nemotron_h: the draft's 1 attention layer of 3 blocks scores (its Mamba-2 and FFN-only blocks
+// hold no keys), with its queries as they are (no RoPE), also when asked for pre-RoPE scoring.
+TEST(SpecPrefillHybrid, KeepOneEqualsBaselineBitForBitOnTinyNemotronH) {
+  EXPECT_EQ(expect_hybrid_keep_one_parity("tiny-nemotron-h")["scoring_layers"], 1);
+  EXPECT_EQ(
+      expect_hybrid_keep_one_parity("tiny-nemotron-h", {{"qk_rope", "pre"}})["scoring_layers"], 1);
+}
+
+// nemotron_h_moe target (routed relu^2 experts) with tiny-nemotron-h's dense draft.
+TEST(SpecPrefillHybrid, KeepOneEqualsBaselineBitForBitOnTinyNemotronHMoe) {
+  EXPECT_EQ(expect_hybrid_keep_one_parity("tiny-nemotron-h-moe")["scoring_layers"], 1);
 }
 
 }  // namespace

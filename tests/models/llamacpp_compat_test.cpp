@@ -117,7 +117,24 @@ struct Hparams {
   // qwen35 / qwen35moe: the Gated DeltaNet sizes, the full-attention interval and FFN widths.
   uint64_t d_conv = 0, d_inner = 0, d_state = 0, dt_rank = 0, n_group = 0, interval = 4;
   uint64_t n_ff_exp = 0, n_ff_shexp = 0;
+  // nemotron_h: each layer's FFN width (0 for Mamba-2 and attention blocks); hkv_layer above
+  // holds its KV heads; the head size (key_length, else n_embd / n_head).
+  std::vector<uint64_t> ff_layer;
+  uint64_t head_dim = 0, moe_latent = 0;
 };
+
+// An array of one value per layer (get_key_or_arr), or a problem naming the key.
+std::vector<uint64_t> layer_values(const GgufFile& f, Problems& p, const std::string& key,
+                                   uint64_t n_layer) {
+  const GgufValue* v = f.find(key);
+  if (!v || v->type != GgufType::ARRAY || v->array_size() != n_layer) {
+    p.add(key + ": an array of one value per layer expected");
+    return std::vector<uint64_t>(n_layer, 0);
+  }
+  std::vector<uint64_t> out(v->arr_u.begin(), v->arr_u.end());
+  for (int64_t x : v->arr_i) out.push_back(uint64_t(x));
+  return out;
+}
 
 bool qwen35_family(const std::string& a) {
   return a == "qwen35" || a == "qwen35moe";
@@ -132,15 +149,8 @@ void check_gemma4(const GgufFile& f, Problems& p, const std::string& a, Hparams&
     const GgufValue* v = typed(f, p, a + "." + key, GgufType::UINT32, required);
     return v ? v->u : 0;
   };
-  auto layer_array = [&](const std::string& key) -> std::vector<uint64_t> {
-    const GgufValue* v = f.find(a + "." + key);
-    if (!v || v->type != GgufType::ARRAY || v->array_size() != h.n_layer) {
-      p.add(a + "." + key + ": an array of one value per layer expected");
-      return std::vector<uint64_t>(h.n_layer, 0);
-    }
-    std::vector<uint64_t> out(v->arr_u.begin(), v->arr_u.end());
-    for (int64_t x : v->arr_i) out.push_back(uint64_t(x));
-    return out;
+  auto layer_array = [&](const std::string& key) {
+    return layer_values(f, p, a + "." + key, h.n_layer);
   };
   u32("attention.sliding_window", true);
   if (u32("embedding_length_per_layer_input", true) != 0)
@@ -163,6 +173,51 @@ void check_gemma4(const GgufFile& f, Problems& p, const std::string& a, Hparams&
   typed(f, p, a + ".final_logit_softcapping", GgufType::FLOAT32, false);
 }
 
+// nemotron_h (llama_model_nemotron_h::load_arch_hparams): the ssm.* sizes and the layer-norm
+// epsilon are required; head_count_kv and feed_forward_length are per-layer arrays whose zeros
+// mark the block kinds (recurrent iff both are 0, attention iff only feed_forward_length is).
+void check_nemotron_h(const GgufFile& f, Problems& p, const std::string& a, Hparams& h) {
+  auto u32 = [&](const std::string& key, bool required) -> uint64_t {
+    const GgufValue* v = typed(f, p, a + "." + key, GgufType::UINT32, required);
+    return v ? v->u : 0;
+  };
+  h.n_head = u32("attention.head_count", true);
+  typed(f, p, a + ".attention.layer_norm_rms_epsilon", GgufType::FLOAT32, true);
+  typed(f, p, a + ".attention.layer_norm_epsilon", GgufType::FLOAT32, true);
+  h.d_conv = u32("ssm.conv_kernel", true);
+  h.d_inner = u32("ssm.inner_size", true);
+  h.d_state = u32("ssm.state_size", true);
+  h.dt_rank = u32("ssm.time_step_rank", true);
+  h.n_group = u32("ssm.group_count", true);
+  if (h.n_head == 0 || h.dt_rank == 0 || h.n_group == 0 || h.d_inner % h.dt_rank ||
+      h.d_inner % h.n_group)
+    p.add(a + ": head_count, time_step_rank or group_count is 0 or does not divide");
+  h.head_dim = f.has(a + ".attention.key_length") ? u32("attention.key_length", false)
+               : h.n_head                         ? h.n_embd / h.n_head
+                                                  : 0;
+  h.hkv_layer = layer_values(f, p, a + ".attention.head_count_kv", h.n_layer);
+  h.ff_layer = layer_values(f, p, a + ".feed_forward_length", h.n_layer);
+  if (a == "nemotron_h") {
+    if (f.has(a + ".expert_count")) p.add(a + ".expert_count: experts are nemotron_h_moe's");
+    return;
+  }
+  // nemotron_h_moe: the expert count and use count; the widths, norm flag, scale and latent
+  // width optional (the expert width defaulting to feed_forward_length / expert_used_count).
+  h.n_expert = u32("expert_count", true);
+  const uint64_t used = u32("expert_used_count", true);
+  if (h.n_expert == 0 || used == 0 || used > h.n_expert)
+    p.add(a + ".expert_used_count must be in [1, expert_count]");
+  uint64_t ff = 0;
+  for (uint64_t w : h.ff_layer) ff = std::max(ff, w);
+  h.n_ff_exp = f.has(a + ".expert_feed_forward_length") ? u32("expert_feed_forward_length", false)
+                                                        : (used ? ff / used : 0);
+  h.n_ff_shexp = u32("expert_shared_feed_forward_length", false);
+  u32("expert_shared_count", false);
+  typed(f, p, a + ".expert_weights_norm", GgufType::BOOL, false);
+  typed(f, p, a + ".expert_weights_scale", GgufType::FLOAT32, false);
+  h.moe_latent = u32("moe_latent_size", false);
+}
+
 Hparams check_hparams(const GgufFile& f, Problems& p, const std::string& a) {
   Hparams h;
   const auto u32 = [&](const std::string& key, bool required) -> uint64_t {
@@ -172,6 +227,10 @@ Hparams check_hparams(const GgufFile& f, Problems& p, const std::string& a) {
   u32("context_length", true);
   h.n_embd = u32("embedding_length", true);
   h.n_layer = u32("block_count", true);
+  if (a == "nemotron_h" || a == "nemotron_h_moe") {
+    check_nemotron_h(f, p, a, h);
+    return h;
+  }
   // Optional to llama.cpp's parser, but without them it builds a model with no heads or FFN.
   h.n_ff = u32("feed_forward_length", true);
   h.n_head = u32("attention.head_count", true);
@@ -288,13 +347,61 @@ void qwen35_layer_tensors(const Hparams& h, uint64_t l, const std::string& b,
   required[b + "ffn_down_shexp.weight"] = {S, E};
 }
 
+// One nemotron_h block as llama_model_nemotron_h::load_arch_tensors creates it by kind: Mamba-2
+// (ssm_in, the conv with an optional bias, dt bias, A and D as {1, heads}, the grouped norm
+// {d_inner / groups, groups}, ssm_out), attention (Q, K, V, output, each bias optional) or an
+// FFN block (up, down, biases optional).
+void nemotron_h_layer_tensors(const Hparams& h, uint64_t l, const std::string& b,
+                              std::map<std::string, std::vector<uint64_t>>& required,
+                              std::map<std::string, std::vector<uint64_t>>& optional) {
+  const uint64_t E = h.n_embd, hkv = h.hkv_layer.at(l), F = h.ff_layer.at(l);
+  required[b + "attn_norm.weight"] = {E};
+  if (hkv == 0 && F == 0) {
+    const uint64_t Di = h.d_inner, G = h.n_group, H = h.dt_rank, conv = Di + 2 * G * h.d_state;
+    required[b + "ssm_in.weight"] = {E, Di + conv + H};
+    required[b + "ssm_conv1d.weight"] = {h.d_conv, conv};
+    optional[b + "ssm_conv1d.bias"] = {conv};
+    required[b + "ssm_dt.bias"] = {H};
+    required[b + "ssm_a"] = {1, H};
+    required[b + "ssm_d"] = {1, H};
+    required[b + "ssm_norm.weight"] = {Di / G, G};
+    required[b + "ssm_out.weight"] = {Di, E};
+  } else if (F == 0) {
+    const uint64_t Q = h.head_dim * h.n_head, KV = h.head_dim * hkv;
+    required[b + "attn_q.weight"] = {E, Q};
+    required[b + "attn_k.weight"] = {E, KV};
+    required[b + "attn_v.weight"] = {E, KV};
+    required[b + "attn_output.weight"] = {Q, E};
+    optional[b + "attn_q.bias"] = {Q};
+    optional[b + "attn_k.bias"] = {KV};
+    optional[b + "attn_v.bias"] = {KV};
+    optional[b + "attn_output.bias"] = {E};
+  } else if (h.n_expert > 0) {  // nemotron_h_moe
+    const uint64_t NE = h.n_expert, Fe = h.n_ff_exp, S = h.n_ff_shexp;
+    const uint64_t Le = h.moe_latent ? h.moe_latent : E;
+    required[b + "ffn_gate_inp.weight"] = {E, NE};
+    required[b + "exp_probs_b.bias"] = {NE};
+    optional[b + "ffn_latent_down.weight"] = {E, Le};
+    optional[b + "ffn_latent_up.weight"] = {Le, E};
+    required[b + "ffn_down_exps.weight"] = {Fe, Le, NE};
+    required[b + "ffn_up_exps.weight"] = {Le, Fe, NE};
+    required[b + "ffn_down_shexp.weight"] = {S, E};
+    required[b + "ffn_up_shexp.weight"] = {E, S};
+  } else {
+    required[b + "ffn_up.weight"] = {E, F};
+    required[b + "ffn_down.weight"] = {F, E};
+    optional[b + "ffn_up.bias"] = {F};
+    optional[b + "ffn_down.bias"] = {E};
+  }
+}
+
 // The tensors llama.cpp's loader creates for this file, name -> dims (ggml order); optional ones
 // (loaded when present) map to `optional`.
 void expected_tensors(const std::string& a, const Hparams& h, uint64_t n_vocab,
                       std::map<std::string, std::vector<uint64_t>>& required,
                       std::map<std::string, std::vector<uint64_t>>& optional) {
-  const uint64_t E = h.n_embd, hd = h.n_embd / h.n_head, Q = hd * h.n_head, KV = hd * h.n_head_kv,
-                 F = h.n_ff, NE = h.n_expert;
+  const uint64_t E = h.n_embd, hd = h.n_head ? h.n_embd / h.n_head : 0, Q = hd * h.n_head,
+                 KV = hd * h.n_head_kv, F = h.n_ff, NE = h.n_expert;
   required["token_embd.weight"] = {E, n_vocab};
   required["output_norm.weight"] = {E};
   optional["output.weight"] = {E, n_vocab};
@@ -324,6 +431,10 @@ void expected_tensors(const std::string& a, const Hparams& h, uint64_t n_vocab,
     }
     if (qwen35_family(a)) {
       qwen35_layer_tensors(h, l, b, required, optional);
+      continue;
+    }
+    if (a == "nemotron_h" || a == "nemotron_h_moe") {
+      nemotron_h_layer_tensors(h, l, b, required, optional);
       continue;
     }
     if (a == "gpt-oss") {  // llama_model_openai_moe::load_arch_tensors
@@ -411,9 +522,12 @@ void check_file_type(const GgufFile& f, Problems& p) {
   for (const auto& t : f.tensors())
     if (gpt_oss && t.type == DType::MXFP4 && t.name.find("_exps.weight") != std::string::npos)
       continue;
-    // qwen35's short conv kernels stay f32 (llama.cpp's quantizer leaves ssm_conv1d alone).
+    // The short conv kernels stay f32 (llama.cpp's quantizer leaves ssm_conv1d alone), and so do
+    // nemotron_h's 2-D ssm_a, ssm_d (no "weight" suffix) and grouped ssm_norm ("_norm.weight").
     else if (t.dims.size() >= 2 && t.name.find("_exps.bias") == std::string::npos &&
-             t.name.find("ssm_conv1d") == std::string::npos)
+             t.name.find("ssm_conv1d") == std::string::npos &&
+             t.name.find("_norm.weight") == std::string::npos &&
+             t.name.rfind("weight") == t.name.size() - 6)
       (t.type == DType::Q8_0 && t.dims[0] % 256 ? kquant_fallbacks : matrix_types).insert(t.type);
   const GgufValue* named = f.find("general.file_type");
   bool kquant_file = false;
@@ -442,7 +556,8 @@ void check_file_type(const GgufFile& f, Problems& p) {
   typed(f, p, "general.file_type", GgufType::UINT32, false);
   check_tokenizer(f, p);
   if (arch && arch->s != "llama" && arch->s != "qwen2" && arch->s != "qwen3" &&
-      arch->s != "gemma3" && arch->s != "gemma4" && arch->s != "gpt-oss" && !qwen35_family(arch->s))
+      arch->s != "gemma3" && arch->s != "gemma4" && arch->s != "gpt-oss" &&
+      !qwen35_family(arch->s) && arch->s != "nemotron_h" && arch->s != "nemotron_h_moe")
     p.add("general.architecture: '" + arch->s + "' is not one of ours");
   else if (arch && out)
     *out = check_hparams(f, p, arch->s);
@@ -486,12 +601,13 @@ TEST(LlamaCppCompat, EverySyntheticFamilyMemberAndDtypeHasTheMetadataLlamaCppReq
 }
 
 // Whole files of every tiny family (llama, qwen2, qwen3, MoE, gemma3, gemma4, gpt-oss, qwen35,
-// qwen35moe) in every dtype; the
+// qwen35moe, nemotron_h, nemotron_h_moe) in every dtype; the
 // larger families differ from these only in their sizes, which the metadata test above covers.
 TEST(LlamaCppCompat, TinyFamilyFilesInEveryDtypeHaveExactlyTheTensorsLlamaCppLoads) {
   test::TempDir dir;
-  for (const char* family : {"tiny", "tiny-qwen2", "tiny-qwen3", "tiny-moe", "tiny-gemma3",
-                             "tiny-gemma4", "tiny-gpt-oss", "tiny-qwen35", "tiny-qwen35-moe"})
+  for (const char* family :
+       {"tiny", "tiny-qwen2", "tiny-qwen3", "tiny-moe", "tiny-gemma3", "tiny-gemma4",
+        "tiny-gpt-oss", "tiny-qwen35", "tiny-qwen35-moe", "tiny-nemotron-h", "tiny-nemotron-h-moe"})
     for (DType t : kAllDtypes) {
       const std::string out =
           (dir.path() / (std::string(family) + "-" + std::string(dtype_name(t)))).string();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "models/gguf.h"
 #include "models/model_config.h"
@@ -290,24 +291,28 @@ TEST(SyntheticMemberConfig, MatchesWhatItsFileSays) {
 
 // ---- hybrid architectures (qwen35) --------------------------------------------------------------
 
-// tiny-qwen35's target metadata with `keys` replaced and the keys in `drop` left out. Metadata
-// only.
-std::string write_qwen35_header(const test::TempDir& dir,
+// A family's target metadata with `keys` replaced and the keys in `drop` left out. Metadata only.
+std::string write_target_header(const test::TempDir& dir, const std::string& family,
                                 const std::vector<std::pair<std::string, GgufValue>>& keys,
                                 const std::vector<std::string>& drop = {}) {
   GgufWriter full;
-  set_synthetic_metadata(full, find_synthetic_family("tiny-qwen35").members.at(0), "tiny-qwen35", 0,
-                         DType::F32);
-  const std::string tmp = dir.file("qwen35-full.gguf");
+  set_synthetic_metadata(full, find_synthetic_family(family).members.at(0), family, 0, DType::F32);
+  const std::string tmp = dir.file("full.gguf");
   full.write(tmp);
   const GgufFile f = GgufFile::open(tmp);
   GgufWriter w;
   for (const auto& [k, v] : f.metadata())
     if (std::find(drop.begin(), drop.end(), k) == drop.end()) w.set(k, v);
   for (const auto& [k, v] : keys) w.set(k, v);
-  const std::string path = dir.file("qwen35.gguf");
+  const std::string path = dir.file("header.gguf");
   w.write(path);
   return path;
+}
+
+std::string write_qwen35_header(const test::TempDir& dir,
+                                const std::vector<std::pair<std::string, GgufValue>>& keys,
+                                const std::vector<std::string>& drop = {}) {
+  return write_target_header(dir, "tiny-qwen35", keys, drop);
 }
 
 GgufValue int_array(GgufType elem, std::vector<uint64_t> v) {
@@ -392,6 +397,117 @@ TEST(HybridConfig, BadKeysAreRefusedNamingTheKey) {
     } catch (const GgufError& e) {
       EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << key << ": " << e.what();
     }
+  }
+}
+
+// ---- nemotron_h --------------------------------------------------------------------------------
+
+// The block kinds as llama_model_nemotron_h::load_arch_hparams gives them from the per-layer
+// arrays: recurrent iff head_count_kv and feed_forward_length are both 0, attention iff only
+// feed_forward_length is 0, else FFN-only; the Mamba-2 sizes as build_mamba2_layer derives them.
+TEST(NemotronHConfig, LayerKindsAsLlamaCppReadsThem) {
+  test::TempDir dir;
+  const ModelConfig c =
+      ModelConfig::from_gguf(GgufFile::open(write_target_header(dir, "tiny-nemotron-h", {})));
+  EXPECT_EQ(c.arch, Arch::NemotronH);
+  EXPECT_EQ(c.recurrent_layers, (std::vector<uint8_t>{1, 0, 1, 0, 0, 1, 0, 0}));
+  EXPECT_EQ(c.ffn_layers, (std::vector<uint8_t>{0, 1, 0, 0, 1, 0, 0, 1}));
+  for (int il : {3, 6}) EXPECT_TRUE(is_attention_layer(c, il)) << il;
+  EXPECT_FALSE(is_attention_layer(c, 1));
+  EXPECT_EQ(c.n_head_kv, 2);
+  EXPECT_EQ(c.n_ff, 352);
+  const Mamba2LayerDims d = mamba2_layer_dims(c);
+  EXPECT_EQ(d.head_dim, 32);
+  EXPECT_EQ(d.conv_channels(), 256u + 2 * 2 * 16);
+  EXPECT_EQ(d.in_proj(), 256u + 320 + 8);
+  EXPECT_EQ(config_json(c).at("ffn_layers").size(), 8u);
+}
+
+// Hostile nemotron_h metadata is refused naming the key: a state size of 0, heads that do not
+// divide the inner size (also an inner size the heads do not divide), groups that do not divide
+// the heads, kind arrays of the wrong length, an FFN block that states KV heads, attention layers
+// with different KV head counts or one that does not divide the query heads, FFN blocks of
+// different widths, experts (nemotron_h_moe's), and missing kind arrays.
+TEST(NemotronHConfig, BadKeysAreRefusedNamingTheKey) {
+  test::TempDir dir;
+  const std::string a = "nemotron_h.", hkv = a + "attention.head_count_kv",
+                    ff = a + "feed_forward_length";
+  using I = std::vector<int32_t>;
+  const std::vector<std::tuple<std::string, GgufValue, std::string>> cases = {
+      {a + "ssm.state_size", GgufValue::of_u32(0), a + "ssm.state_size"},
+      {a + "ssm.time_step_rank", GgufValue::of_u32(7), a + "ssm.time_step_rank"},
+      {a + "ssm.inner_size", GgufValue::of_u32(100), a + "ssm.time_step_rank"},
+      {a + "ssm.group_count", GgufValue::of_u32(3), a + "ssm.group_count"},
+      {a + "ssm.group_count", GgufValue::of_u32(0), a + "ssm.group_count"},
+      {a + "ssm.conv_kernel", GgufValue::of_u32(0), a + "ssm.conv_kernel"},
+      {hkv, GgufValue::of_i32_array(I{0, 0, 0, 2, 0, 0, 2}), hkv},
+      {ff, GgufValue::of_i32_array(I{0, 352, 0, 0, 352, 0, 0, 352, 0}), ff},
+      {hkv, GgufValue::of_i32_array(I{0, 2, 0, 2, 0, 0, 2, 0}), hkv},
+      {hkv, GgufValue::of_i32_array(I{0, 0, 0, 2, 0, 0, 4, 0}), hkv},
+      {hkv, GgufValue::of_i32_array(I{0, 0, 0, 3, 0, 0, 3, 0}), hkv},
+      {ff, GgufValue::of_i32_array(I{0, 352, 0, 0, 176, 0, 0, 352}), ff},
+      {ff, GgufValue::of_i32_array(I{0, -1, 0, 0, 352, 0, 0, 352}), ff},
+      {a + "expert_count", GgufValue::of_u32(4), a + "expert_count"},
+      {a + "nextn_predict_layers", GgufValue::of_u32(8), a + "nextn_predict_layers"},
+  };
+  for (const auto& [key, value, named] : cases) {
+    try {
+      ModelConfig::from_gguf(
+          GgufFile::open(write_target_header(dir, "tiny-nemotron-h", {{key, value}})));
+      ADD_FAILURE() << key << " accepted";
+    } catch (const GgufError& e) {
+      EXPECT_NE(std::string(e.what()).find(named), std::string::npos) << key << ": " << e.what();
+    }
+  }
+  for (const std::string& key : {hkv, ff, a + "ssm.state_size", a + "ssm.group_count"}) {
+    try {
+      ModelConfig::from_gguf(
+          GgufFile::open(write_target_header(dir, "tiny-nemotron-h", {}, {key})));
+      ADD_FAILURE() << key << " missing accepted";
+    } catch (const GgufError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << key << ": " << e.what();
+    }
+  }
+}
+
+// nemotron_h_moe's expert keys: read as written (norm flag, scale, latent width, widths), and
+// refused by key when the shared expert's width is missing, the norm flag is not a bool, the
+// scale is negative, expert groups are asked for, or the expert counts are out of range.
+TEST(NemotronHConfig, MoeKeysReadAndRefusedByKey) {
+  test::TempDir dir;
+  const ModelConfig c =
+      ModelConfig::from_gguf(GgufFile::open(write_target_header(dir, "tiny-nemotron-h-moe", {})));
+  EXPECT_EQ(c.arch, Arch::NemotronHMoe);
+  EXPECT_EQ(c.ffn_layers, (std::vector<uint8_t>{0, 1, 0, 0, 1, 0, 0, 1}));
+  EXPECT_EQ(c.n_ff_expert, 64);
+  EXPECT_EQ(c.n_ff_shexp, 128);
+  EXPECT_EQ(c.moe_latent, 64);
+  EXPECT_TRUE(c.expert_weights_norm);
+  EXPECT_EQ(c.expert_weights_scale, 2.5f);
+  const std::string a = "nemotron_h_moe.";
+  const std::vector<std::pair<std::string, GgufValue>> cases = {
+      {a + "expert_weights_norm", GgufValue::of_u32(1)},
+      {a + "expert_weights_scale", GgufValue::of_f32(-1.f)},
+      {a + "expert_group_count", GgufValue::of_u32(2)},
+      {a + "expert_count", GgufValue::of_u32(0)},
+      {a + "expert_used_count", GgufValue::of_u32(9)},
+  };
+  for (const auto& [key, value] : cases) {
+    try {
+      ModelConfig::from_gguf(
+          GgufFile::open(write_target_header(dir, "tiny-nemotron-h-moe", {{key, value}})));
+      ADD_FAILURE() << key << " accepted";
+    } catch (const GgufError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << key << ": " << e.what();
+    }
+  }
+  const std::string shk = a + "expert_shared_feed_forward_length";
+  try {
+    ModelConfig::from_gguf(
+        GgufFile::open(write_target_header(dir, "tiny-nemotron-h-moe", {}, {shk})));
+    ADD_FAILURE() << shk << " missing accepted";
+  } catch (const GgufError& e) {
+    EXPECT_NE(std::string(e.what()).find(shk), std::string::npos) << e.what();
   }
 }
 

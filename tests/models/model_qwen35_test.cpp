@@ -6,11 +6,11 @@
 
 #include <cmath>
 
-#include "kernels/threading.h"
 #include "models/generation.h"
 #include "models/gguf.h"
 #include "models/model.h"
 #include "models/synthetic.h"
+#include "tests/support/hybrid_checks.h"
 #include "tests/support/prefill_logits.h"
 #include "tests/support/reference_forward.h"
 #include "tests/support/test_support.h"
@@ -21,6 +21,8 @@ namespace {
 using test::seeded_tokens;
 
 using test::all_logits;
+using test::same_states;
+using test::with_keys;
 
 // The tiny-qwen35 pair (f32, seed 11) made and loaded once for the tests that only read it.
 class Qwen35 : public ::testing::Test {
@@ -89,153 +91,36 @@ TEST(Qwen35Moe, MatchesNaiveDoubleForwardAndIsBatchInvariant) {
 // A sparse prefill (kept tokens at their original positions): attention layers mask by position
 // and recurrent layers consume only the kept tokens, in order, on both sides.
 TEST_F(Qwen35, SparsePositionsMatchNaiveDoubleForward) {
-  const auto toks = seeded_tokens(24, target_->config().n_vocab, 4);
-  std::vector<int32_t> pos;
-  for (int32_t i = 0; i < 24; ++i) pos.push_back(i * 2 + (i % 2));  // 0, 3, 4, 7, 8, ...
-  KVCache cache = target_->make_cache();
-  std::vector<float> got;
-  prefill(*target_, toks, pos, cache, 7, &got);
-  EXPECT_TRUE(test::near_all(got, test::reference_forward(paths_[0], toks, pos), 1e-4, 1e-4));
+  test::expect_sparse_positions_match_reference(*target_, paths_[0], 4);
 }
 
 // Batch invariance (ARCHITECTURE.md invariant 1) holds bit for bit on qwen35: the recurrent
 // kernels scan in token order on every path (kernels/gated_delta_rule.h), the conv is per token,
 // and the rest are the engine's batch-invariant GEMM, norms and attention.
 TEST_F(Qwen35, EveryPositionBitIdenticalAcrossChunkSizesAndThreads) {
-  const auto toks = seeded_tokens(300, target_->config().n_vocab, 5);
-  const int saved = num_threads();
-  set_num_threads(1);
-  const auto whole = all_logits(*target_, toks, 300);
-  for (int threads : {1, 2}) {
-    set_num_threads(threads);
-    for (size_t chunk : {1, 13, 64, 300}) {
-      SCOPED_TRACE(std::to_string(threads) + " threads, chunk " + std::to_string(chunk));
-      EXPECT_TRUE(test::bit_equal(all_logits(*target_, toks, chunk), whole));
-    }
-  }
-  set_num_threads(saved);
+  test::expect_chunk_and_thread_invariance(*target_, 5);
 }
 
 // A token decoded alone equals the same token inside a verify batch (several new tokens after a
 // prefix), and inside the whole prefill.
 TEST_F(Qwen35, DecodeStepEqualsSameTokenInsideVerifyBatch) {
-  const size_t V = size_t(target_->config().n_vocab), n = 120, k = 9;
-  const auto toks = seeded_tokens(n + k, target_->config().n_vocab, 6);
-  const auto whole = all_logits(*target_, toks, 64);
-  KVCache batch = target_->make_cache(), single = target_->make_cache();
-  prefill(*target_, std::span(toks).first(n), iota_positions(0, n), batch, 64);
-  prefill(*target_, std::span(toks).first(n), iota_positions(0, n), single, 64);
-  std::vector<int32_t> rows(k);
-  for (size_t i = 0; i < k; ++i) rows[i] = int32_t(i);
-  const auto pos = iota_positions(int32_t(n), k);
-  const auto verify = target_->forward(std::span(toks).subspan(n, k), pos, batch, rows);
-  for (size_t i = 0; i < k; ++i) {
-    const int32_t row = 0;
-    const auto step = target_->forward({&toks[n + i], 1}, {&pos[i], 1}, single, {&row, 1});
-    EXPECT_TRUE(test::bit_equal(step, std::span(verify).subspan(i * V, V))) << "token " << i;
-    EXPECT_TRUE(test::bit_equal(step, std::span(whole).subspan((n + i) * V, V))) << "token " << i;
-  }
+  test::expect_decode_equals_verify_and_prefill(*target_, 6);
 }
 
-// The recurrent states of two caches, bit for bit (conv window and scan state of every layer).
-::testing::AssertionResult same_states(const KVCache& a, const KVCache& b, int n_layer) {
-  for (int l = 0; l < n_layer; ++l) {
-    if (!a.is_recurrent(l)) continue;
-    const RecurrentState &x = a.recurrent_state(l), &y = b.recurrent_state(l);
-    const RecurrentStateShape& s = x.shape();
-    const size_t conv = size_t(s.d_conv - 1) * size_t(s.conv_channels);
-    if (x.tokens() != y.tokens())
-      return ::testing::AssertionFailure()
-             << "layer " << l << " tokens " << x.tokens() << " vs " << y.tokens();
-    auto r = test::bit_equal({x.conv_window(), conv}, {y.conv_window(), conv});
-    if (r)
-      r = test::bit_equal({x.scan_state(), s.scan_elements}, {y.scan_state(), s.scan_elements});
-    if (!r) return r << " (layer " << l << ")";
-  }
-  return ::testing::AssertionSuccess();
-}
-
-// PLD's verify step on a hybrid: feed y and a k-token draft, keep j + 1 of them (trim), then go
-// on decoding. Rolled back + replayed, the recurrent states and every later logit equal plain
-// decoding's bit for bit, for every j (all rejected .. all accepted) and twice in a row.
+// PLD's verify step on a hybrid: rolled back + replayed, the recurrent states and every later
+// logit equal plain decoding's bit for bit (hybrid_checks.h).
 TEST_F(Qwen35, TrimThenDecodeEqualsPlainDecode) {
-  const int n_layer = target_->config().n_layer;
-  const size_t n = 80, k = 6, after = 5;
-  const auto toks = seeded_tokens(n + k + after, target_->config().n_vocab, 8);
-  // Plain decoding of every token after the prefix, one at a time.
-  KVCache plain = target_->make_cache();
-  prefill(*target_, std::span(toks).first(n), iota_positions(0, n), plain, 32);
-  std::vector<std::vector<float>> plain_logits;
-  const int32_t row0 = 0;
-  for (size_t t = n; t < toks.size(); ++t) {
-    const int32_t pos = int32_t(t);
-    plain_logits.push_back(target_->forward({&toks[t], 1}, {&pos, 1}, plain, {&row0, 1}));
-  }
-  for (size_t keep = 1; keep <= k + 1; ++keep) {
-    SCOPED_TRACE("keep " + std::to_string(keep));
-    KVCache c = target_->make_cache(), ref = target_->make_cache();
-    prefill(*target_, std::span(toks).first(n), iota_positions(0, n), c, 32);
-    prefill(*target_, std::span(toks).first(n + keep), iota_positions(0, n + keep), ref, 32);
-    // A verify batch of k + 1 tokens, trimmed to `keep` twice (the second trim replays again).
-    const auto pos = iota_positions(int32_t(n), k + 1);
-    target_->forward(std::span(toks).subspan(n, k + 1), pos, c, {});
-    const size_t first = std::min(keep + 1, k + 1);
-    c.trim(k + 1 - first);
-    c.trim(first - keep);
-    ASSERT_EQ(c.size(), n + keep);
-    // The replayed state is the state of prefilling exactly the kept tokens.
-    EXPECT_TRUE(same_states(c, ref, n_layer));
-    for (size_t t = n + keep; t < toks.size(); ++t) {
-      const int32_t p = int32_t(t);
-      const auto got = target_->forward({&toks[t], 1}, {&p, 1}, c, {&row0, 1});
-      ASSERT_TRUE(test::bit_equal(got, plain_logits[t - n])) << "token " << t;
-    }
-  }
+  test::expect_trim_replay_equals_plain_decode(*target_, 8);
 }
 
 // Recurrent layers roll back only within the last batch (the replay's inputs); further back is
 // refused without changing the cache, and trimming everything clears the states.
 TEST_F(Qwen35, TrimBeyondTheLastBatchIsRefusedAndTrimAllClears) {
-  const auto toks = seeded_tokens(40, target_->config().n_vocab, 9);
-  KVCache c = target_->make_cache();
-  prefill(*target_, toks, iota_positions(0, 40), c, 16);  // batches of 16, 16, 8
-  EXPECT_THROW(c.trim(9), std::logic_error);
-  EXPECT_EQ(c.size(), 40u);
-  EXPECT_EQ(c.recurrent_state(0).tokens(), 40u);
-  EXPECT_NO_THROW(c.trim(8));
-  EXPECT_EQ(c.recurrent_state(2).tokens(), 32u);
-  c.trim(100);
-  EXPECT_EQ(c.size(), 0u);
-  EXPECT_EQ(c.recurrent_state(0).tokens(), 0u);
-  // After clearing, a fresh prefill gives the fresh cache's logits.
-  std::vector<float> again;
-  prefill(*target_, toks, iota_positions(0, 40), c, 40, &again);
-  EXPECT_TRUE(test::bit_equal(again, all_logits(*target_, toks, 40)));
+  test::expect_trim_beyond_last_batch_refused(*target_, 9);
 }
 
 TEST_F(Qwen35, KvPredictionIsRefusedByName) {
-  KVCache c = target_->make_cache();
-  std::vector<float> k(64), v(64);
-  const int32_t pos = 0;
-  try {
-    target_->store_pre_rope_kv(1, 1, &pos, 1, k.data(), v.data(), 64, c);
-    ADD_FAILURE() << "accepted";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("qwen35"), std::string::npos) << e.what();
-  }
-}
-
-// Copies a file with some metadata keys replaced (tensors unchanged).
-std::string with_keys(const std::string& src, const std::string& dst,
-                      const std::vector<std::pair<std::string, GgufValue>>& keys) {
-  const GgufFile f = GgufFile::open(src);
-  GgufWriter w;
-  for (const auto& [k, v] : f.metadata()) w.set(k, v);
-  for (const auto& [k, v] : keys) w.set(k, v);
-  for (const auto& t : f.tensors())
-    w.add_tensor(t.name, t.dims, t.type, f.tensor_data(t), size_t(t.n_bytes));
-  w.write(dst);
-  return dst;
+  test::expect_kv_prediction_refused(*target_, 1);
 }
 
 // Layer-kind markers that disagree with the tensors are refused naming the marker key: an

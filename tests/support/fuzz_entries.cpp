@@ -145,8 +145,9 @@ namespace {
 // One row of every weight type the reader knows, each from the same values, plus the keys a model
 // config reads for the family's architecture (llama; gemma3's and gpt-oss's sliding-window
 // window, pattern, RoPE and soft-cap keys; qwen35moe's ssm.*, M-RoPE, layer-kind and shared-expert
-// keys) and the byte-level tokenizer: small enough for fast
-// mutation.
+// keys; nemotron_h's ssm.* keys and per-layer head_count_kv / feed_forward_length kind arrays,
+// nemotron_h_moe's expert, norm, scale and latent keys) and the byte-level tokenizer: small
+// enough for fast mutation.
 std::vector<uint8_t> gguf_seed(const std::string& family = "tiny") {
   GgufWriter w;
   SyntheticMemberSpec m = find_synthetic_family(family).members.at(0);
@@ -220,7 +221,9 @@ std::vector<std::pair<std::string, std::vector<uint8_t>>> seeds(const std::strin
     return {{"weights-and-tokenizer.gguf", gguf_seed()},
             {"gemma3-sliding-keys.gguf", gguf_seed("tiny-gemma3")},
             {"gpt-oss-sliding-keys.gguf", gguf_seed("tiny-gpt-oss")},
-            {"qwen35-hybrid-keys.gguf", gguf_seed("tiny-qwen35-moe")}};
+            {"qwen35-hybrid-keys.gguf", gguf_seed("tiny-qwen35-moe")},
+            {"nemotron-h-hybrid-keys.gguf", gguf_seed("tiny-nemotron-h")},
+            {"nemotron-h-moe-hybrid-keys.gguf", gguf_seed("tiny-nemotron-h-moe")}};
   if (target == "tokenizer_metadata") {
     TokenizerSpec spm = byte_level_tokenizer_spec();
     spm.model = "llama";

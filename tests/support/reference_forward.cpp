@@ -193,6 +193,32 @@ std::vector<double> routed_moe(const GgufFile& f, const std::string& p, const Mo
   return y;
 }
 
+// Token t's attention output [H * hd] over every token at a position <= its own (by position),
+// query head h reading KV head h / (H / HKV), softmax of the scaled dot products.
+std::vector<double> causal_attention(const std::vector<std::vector<double>>& q,
+                                     const std::vector<std::vector<double>>& k,
+                                     const std::vector<std::vector<double>>& v,
+                                     const std::vector<int32_t>& positions, size_t t, size_t H,
+                                     size_t HKV, size_t hd, double scale) {
+  const size_t T = q.size();
+  std::vector<double> att(H * hd, 0.0);
+  for (size_t h = 0; h < H; ++h) {
+    const size_t g = h / (H / HKV);
+    std::vector<double> s(T, -INFINITY);
+    double mx = -INFINITY, sum = 0;
+    for (size_t j = 0; j < T; ++j) {
+      if (positions[j] > positions[t]) continue;
+      double dot = 0;
+      for (size_t d = 0; d < hd; ++d) dot += q[t][h * hd + d] * k[j][g * hd + d];
+      mx = std::max(mx, s[j] = dot * scale);
+    }
+    for (double& e : s) sum += (e = std::exp(e - mx));
+    for (size_t j = 0; j < T; ++j)
+      for (size_t d = 0; d < hd; ++d) att[h * hd + d] += s[j] / sum * v[j][g * hd + d];
+  }
+  return att;
+}
+
 // qwen35 (llama.cpp src/models/qwen35.cpp), every layer x += mixer(rmsnorm(x)); x +=
 // ffn(rmsnorm(x)) with the FFN norm named post_attention_norm. The mixer of a recurrent layer is
 // Gated DeltaNet written from its definition in double: the depthwise causal conv (zero history)
@@ -288,21 +314,7 @@ std::vector<std::vector<double>> hybrid_layers(const GgufFile& f, const ModelCon
       }
       const double scale = 1.0 / std::sqrt(double(hd));
       for (size_t t = 0; t < T; ++t) {
-        std::vector<double> att(H * hd, 0.0);
-        for (size_t h = 0; h < H; ++h) {
-          const size_t g = h / (H / HKV);
-          std::vector<double> s(T, -INFINITY);
-          double mx = -INFINITY, sum = 0;
-          for (size_t j = 0; j < T; ++j) {
-            if (positions[j] > positions[t]) continue;
-            double dot = 0;
-            for (size_t d = 0; d < hd; ++d) dot += q[t][h * hd + d] * k[j][g * hd + d];
-            mx = std::max(mx, s[j] = dot * scale);
-          }
-          for (double& e : s) sum += (e = std::exp(e - mx));
-          for (size_t j = 0; j < T; ++j)
-            for (size_t d = 0; d < hd; ++d) att[h * hd + d] += s[j] / sum * v[j][g * hd + d];
-        }
+        std::vector<double> att = causal_attention(q, k, v, positions, t, H, HKV, hd, scale);
         for (size_t i = 0; i < H * hd; ++i) att[i] /= 1.0 + std::exp(-gate[t][i]);
         out[t] = matvec(wo, att);
       }
@@ -329,6 +341,162 @@ std::vector<std::vector<double>> hybrid_layers(const GgufFile& f, const ModelCon
       }
       for (size_t i = 0; i < E; ++i) x[t][i] += y[i];
     }
+  }
+  return x;
+}
+
+// x += b (when the file has the bias `name`).
+void add_optional_bias(const GgufFile& f, const std::string& name, std::vector<double>& x) {
+  if (!f.find_tensor(name)) return;
+  const Mat b = load(f, name);
+  for (size_t i = 0; i < x.size(); ++i) x[i] += b[i];
+}
+
+// One nemotron_h Mamba-2 mixer over the whole sequence, from mamba-base.cpp's definition in
+// double: the in-projection [z | xBC | dt]; the depthwise causal conv over xBC (zero history)
+// plus its bias, then SiLU; x, B, C split from it; per head h (B/C group h / (heads / groups)):
+// dt' = softplus(dt + dt_bias), S = S e^(dt' A) + (x dt') B^T, y = S C + D x (S zero at the
+// start); y *= silu(z); the RMS norm over each of the groups' d_inner / groups elements times
+// ssm_norm; the out-projection. Tokens enter the recurrence in the order given.
+std::vector<std::vector<double>> mamba2_mixer(const GgufFile& f, const ModelConfig& c,
+                                              const std::string& p,
+                                              const std::vector<std::vector<double>>& xn) {
+  const size_t T = xn.size(), H = size_t(c.ssm_dt_rank), G = size_t(c.ssm_n_group);
+  const size_t Di = size_t(c.ssm_d_inner), hd = Di / H, ds = size_t(c.ssm_d_state);
+  const size_t ch = Di + 2 * G * ds, K = size_t(c.ssm_d_conv);
+  const Mat win = load(f, p + "ssm_in.weight"), conv = load(f, p + "ssm_conv1d.weight"),
+            dtb = load(f, p + "ssm_dt.bias"), A = load(f, p + "ssm_a"), D = load(f, p + "ssm_d"),
+            nw = load(f, p + "ssm_norm.weight"), wout = load(f, p + "ssm_out.weight");
+  Mat cb;
+  cb.assign(ch, 0.0);
+  if (f.find_tensor(p + "ssm_conv1d.bias")) cb = load(f, p + "ssm_conv1d.bias");
+  std::vector<std::vector<double>> in(T), out(T);
+  for (size_t t = 0; t < T; ++t) in[t] = matvec(win, xn[t]);
+  std::vector<double> S(H * hd * ds, 0.0);
+  for (size_t t = 0; t < T; ++t) {
+    std::vector<double> u(ch, 0.0);
+    for (size_t cc = 0; cc < ch; ++cc) {
+      for (size_t k = 0; k < K; ++k)
+        if (t + k + 1 >= K) u[cc] += conv[cc * K + k] * in[t + k + 1 - K][Di + cc];
+      u[cc] = silu(u[cc] + cb[cc]);
+    }
+    std::vector<double> y(Di);
+    for (size_t h = 0; h < H; ++h) {
+      const size_t g = h / (H / G);
+      const double z = in[t][Di + ch + h] + dtb[h];
+      const double dt = z > 20.0 ? z : std::log1p(std::exp(z));
+      const double decay = std::exp(dt * A[h]);
+      const double* B = &u[Di + g * ds];
+      const double* C = &u[Di + G * ds + g * ds];
+      for (size_t i = 0; i < hd; ++i) {
+        const double xi = u[h * hd + i];
+        double* row = &S[(h * hd + i) * ds];
+        double acc = 0;
+        for (size_t n = 0; n < ds; ++n) acc += (row[n] = row[n] * decay + B[n] * xi * dt) * C[n];
+        y[h * hd + i] = (acc + D[h] * xi) * silu(in[t][h * hd + i]);
+      }
+    }
+    for (size_t g = 0; g < G; ++g) {
+      const size_t n = Di / G;
+      double ss = 0;
+      for (size_t i = 0; i < n; ++i) ss += y[g * n + i] * y[g * n + i];
+      const double inv = 1.0 / std::sqrt(ss / double(n) + c.rms_eps);
+      for (size_t i = 0; i < n; ++i) y[g * n + i] *= inv * nw[g * n + i];
+    }
+    out[t] = matvec(wout, y);
+  }
+  return out;
+}
+
+// relu(W x)^2 for each row of W, then D times that.
+std::vector<double> relu2(const Mat& up, const Mat& down, const std::vector<double>& x) {
+  auto u = matvec(up, x);
+  for (double& e : u) e = e > 0 ? e * e : 0.0;
+  return matvec(down, u);
+}
+
+// nemotron_h_moe's FFN block (llama.cpp build_moe_ffn with sigmoid gating): p = sigmoid(router
+// x); the top n_expert_used of p + exp_probs_b (ties to the lower index); their p, divided by
+// max(sum, 2^-14) when expert_weights_norm, times expert_weights_scale (0 = 1); the chosen
+// experts' relu^2 FFNs on x (through ffn_latent_down / ffn_latent_up when present), weighted
+// and summed; plus the shared expert's relu^2 FFN on x.
+std::vector<double> nemotron_moe(const GgufFile& f, const std::string& p, const ModelConfig& c,
+                                 const std::vector<double>& x) {
+  auto r = matvec(load(f, p + "ffn_gate_inp.weight"), x);
+  const Mat b = load(f, p + "exp_probs_b.bias");
+  std::vector<double> sel(r.size());
+  for (size_t e = 0; e < r.size(); ++e) sel[e] = (r[e] = 1.0 / (1.0 + std::exp(-r[e]))) + b[e];
+  std::vector<size_t> idx(r.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t c2) { return sel[a] > sel[c2]; });
+  const size_t K = size_t(c.n_expert_used);
+  double sum = 0;
+  for (size_t i = 0; i < K; ++i) sum += r[idx[i]];
+  const double div = c.expert_weights_norm ? std::max(sum, 6.103515625e-5) : 1.0;
+  const double scale = c.expert_weights_scale != 0.f ? double(c.expert_weights_scale) : 1.0;
+  const bool latent = c.moe_latent > 0;
+  const auto xl = latent ? matvec(load(f, p + "ffn_latent_down.weight"), x) : x;
+  std::vector<double> y(xl.size(), 0.0);
+  for (size_t i = 0; i < K; ++i) {
+    const size_t e = idx[i];
+    const auto ye =
+        relu2(load(f, p + "ffn_up_exps.weight", e), load(f, p + "ffn_down_exps.weight", e), xl);
+    for (size_t j = 0; j < y.size(); ++j) y[j] += r[e] / div * scale * ye[j];
+  }
+  if (latent) y = matvec(load(f, p + "ffn_latent_up.weight"), y);
+  const auto sh =
+      relu2(load(f, p + "ffn_up_shexp.weight"), load(f, p + "ffn_down_shexp.weight"), x);
+  for (size_t j = 0; j < y.size(); ++j) y[j] += sh[j];
+  return y;
+}
+
+// nemotron_h (llama.cpp src/models/nemotron-h.cpp): every block x += mixer(rmsnorm(x)) with the
+// mixer by kind: Mamba-2 (mamba2_mixer); attention with optional Q/K/V/output biases, no RoPE and
+// no Q/K norms, causal by position, scale attention.scale or 1/sqrt(head_dim); or the FFN
+// down(relu(up x + b)^2) + b.
+std::vector<std::vector<double>> nemotron_h_layers(const GgufFile& f, const ModelConfig& c,
+                                                   std::vector<std::vector<double>> x,
+                                                   const std::vector<int32_t>& positions) {
+  const size_t T = x.size(), E = size_t(c.n_embd), hd = size_t(c.head_dim);
+  const size_t H = size_t(c.n_head), HKV = size_t(c.n_head_kv);
+  const double scale =
+      c.attn_scale > 0.f ? double(c.attn_scale) : 1.0 / std::sqrt(double(c.head_dim));
+  for (int l = 0; l < c.n_layer; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    const Mat an = load(f, p + "attn_norm.weight");
+    std::vector<std::vector<double>> xn(T), out(T);
+    for (size_t t = 0; t < T; ++t) xn[t] = rmsnorm(x[t], an, c.rms_eps);
+    if (is_recurrent_layer(c, l)) {
+      out = mamba2_mixer(f, c, p, xn);
+    } else if (is_ffn_only_layer(c, l) && c.arch == Arch::NemotronHMoe) {
+      for (size_t t = 0; t < T; ++t) out[t] = nemotron_moe(f, p, c, xn[t]);
+    } else if (is_ffn_only_layer(c, l)) {
+      const Mat up = load(f, p + "ffn_up.weight"), down = load(f, p + "ffn_down.weight");
+      for (size_t t = 0; t < T; ++t) {
+        auto u = matvec(up, xn[t]);
+        add_optional_bias(f, p + "ffn_up.bias", u);
+        for (double& e : u) e = e > 0 ? e * e : 0.0;
+        out[t] = matvec(down, u);
+        add_optional_bias(f, p + "ffn_down.bias", out[t]);
+      }
+    } else {
+      const Mat wq = load(f, p + "attn_q.weight"), wk = load(f, p + "attn_k.weight"),
+                wv = load(f, p + "attn_v.weight"), wo = load(f, p + "attn_output.weight");
+      std::vector<std::vector<double>> q(T), k(T), v(T);
+      for (size_t t = 0; t < T; ++t) {
+        q[t] = matvec(wq, xn[t]), k[t] = matvec(wk, xn[t]), v[t] = matvec(wv, xn[t]);
+        add_optional_bias(f, p + "attn_q.bias", q[t]);
+        add_optional_bias(f, p + "attn_k.bias", k[t]);
+        add_optional_bias(f, p + "attn_v.bias", v[t]);
+      }
+      for (size_t t = 0; t < T; ++t) {
+        std::vector<double> att = causal_attention(q, k, v, positions, t, H, HKV, hd, scale);
+        out[t] = matvec(wo, att);
+        add_optional_bias(f, p + "attn_output.bias", out[t]);
+      }
+    }
+    for (size_t t = 0; t < T; ++t)
+      for (size_t i = 0; i < E; ++i) x[t][i] += out[t][i];
   }
   return x;
 }
@@ -368,8 +536,10 @@ std::vector<double> reference_forward(const std::string& path, const std::vector
       for (double& e : x[t]) e *= std::sqrt(double(E));
   }
 
+  const bool hybrid = is_qwen35_arch(c.arch) || is_nemotron_h_arch(c.arch);
   if (is_qwen35_arch(c.arch)) x = hybrid_layers(f, c, std::move(x), positions);
-  for (int l = 0; l < (is_qwen35_arch(c.arch) ? 0 : c.n_layer); ++l) {
+  if (is_nemotron_h_arch(c.arch)) x = nemotron_h_layers(f, c, std::move(x), positions);
+  for (int l = 0; l < (hybrid ? 0 : c.n_layer); ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     // gpt-oss names its FFN input norm post_attention_norm.
     // gemma4's kinds differ in head size and KV heads; a layer without attn_v uses K's projection.
