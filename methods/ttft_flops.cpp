@@ -22,6 +22,22 @@ double linear_macs_per_token(const ModelConfig& c) {
   return attention_projection_macs(c) + ffn_macs_per_token(c);
 }
 
+double mamba2_macs_per_token(const ModelConfig& c) {
+  const Mamba2LayerDims d = mamba2_layer_dims(c);
+  const double E = c.n_embd, inner = double(d.d_inner());
+  return E * double(d.in_proj()) + inner * E + double(d.conv_channels()) * d.d_conv +
+         3 * inner * d.d_state;
+}
+
+double nemotron_ffn_macs_per_token(const ModelConfig& c) {
+  const double E = c.n_embd;
+  if (c.n_expert == 0) return 2 * E * c.n_ff;
+  const double width = c.moe_latent > 0 ? c.moe_latent : E;  // the experts' input and output
+  return double(c.n_expert_used) * 2 * width * c.n_ff_expert + E * c.n_expert +
+         (c.moe_latent > 0 ? 2 * E * c.moe_latent : 0) +
+         (c.n_ff_shexp > 0 ? 2 * E * c.n_ff_shexp : 0);
+}
+
 double delta_net_macs_per_token(const ModelConfig& c) {
   const DeltaLayerDims d = delta_layer_dims(c);
   const double E = c.n_embd, conv = double(d.conv_channels()), V = double(d.value_dim());
@@ -60,15 +76,22 @@ double per_layer_flops(const ModelConfig& c, double n, double past) {
   return total;
 }
 
-// Hybrids (qwen35): a recurrent layer costs its Gated DeltaNet's products per token, linear in n
-// whatever the context; an attention layer its projections plus its pairs; both run the FFN.
+// Hybrids: a recurrent layer costs its mixer's products per token, linear in n whatever the
+// context; an attention layer its projections plus its pairs. qwen35's layers each add the FFN;
+// Nemotron-H's blocks are one mixer each, its FFN-only blocks nemotron_ffn_macs_per_token.
 double hybrid_flops(const ModelConfig& c, double n, double past) {
-  const double ffn = ffn_macs_per_token(c), pairs = n * past + n * (n + 1) / 2;
+  const bool nemotron = is_nemotron_h_arch(c.arch);
+  const double ffn = nemotron ? 0 : ffn_macs_per_token(c), pairs = n * past + n * (n + 1) / 2;
   double total = 0;
-  for (int il = 0; il < c.n_layer; ++il)
-    total += is_recurrent_layer(c, il) ? 2 * n * (delta_net_macs_per_token(c) + ffn)
-                                       : 2 * n * (attention_projection_macs(c) + ffn) +
-                                             c.n_head * pairs * attention_pair_flops(c);
+  for (int il = 0; il < c.n_layer; ++il) {
+    if (is_recurrent_layer(c, il))
+      total += 2 * n * (nemotron ? mamba2_macs_per_token(c) : delta_net_macs_per_token(c) + ffn);
+    else if (is_ffn_only_layer(c, il))
+      total += 2 * n * nemotron_ffn_macs_per_token(c);
+    else
+      total +=
+          2 * n * (attention_projection_macs(c) + ffn) + c.n_head * pairs * attention_pair_flops(c);
+  }
   return total;
 }
 
@@ -76,7 +99,7 @@ double hybrid_flops(const ModelConfig& c, double n, double past) {
 
 double forward_flops(const ModelConfig& c, double n, double past, double logit_rows) {
   const double head = 2 * logit_rows * double(c.n_embd) * c.n_vocab;
-  if (has_recurrent_layers(c)) return hybrid_flops(c, n, past) + head;
+  if (has_recurrent_layers(c) || !c.ffn_layers.empty()) return hybrid_flops(c, n, past) + head;
   if (c.n_swa > 0 || !c.n_head_kv_layer.empty()) return per_layer_flops(c, n, past) + head;
   // Every layer alike: the one-term form (kept as it was, so existing figures keep their bits).
   const double L = c.n_layer, pairs = n * past + n * (n + 1) / 2;

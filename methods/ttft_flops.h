@@ -21,11 +21,19 @@ double ffn_macs_per_token(const ModelConfig& c);
 // (decay, S^T k, the rank-1 update, S^T q; head_k_dim x head_v_dim each). Independent of the
 // context: recurrent layers are linear in n.
 double delta_net_macs_per_token(const ModelConfig& c);
+// A Mamba-2 layer (nemotron_h) per token: the in-projection to z, xBC and dt, the out-projection,
+// the conv over xBC, and the scan's three products per state element (decay, update, output C).
+double mamba2_macs_per_token(const ModelConfig& c);
+// A Nemotron-H FFN-only block per token: relu^2 up and down without a gate; with experts
+// (nemotron_h_moe) the ones a token uses at the latent width when there is one, the router, the
+// latent projections and the shared expert.
+double nemotron_ffn_macs_per_token(const ModelConfig& c);
 
 // FLOPs of n tokens at positions past..past+n-1 attending causally over a cache of `past`
 // entries plus themselves, with the output head for `logit_rows` rows. A sliding-window layer
 // counts min(j, window) keys for the query at entry j - 1: linear in n beyond the window. A
-// hybrid's recurrent layer counts no pairs (delta_net_macs_per_token per token instead).
+// hybrid's recurrent layer counts no pairs (delta_net_macs_per_token or mamba2_macs_per_token per
+// token instead), and Nemotron-H's blocks are one mixer each (an FFN-only block counts no pairs).
 double forward_flops(const ModelConfig& c, double n, double past, double logit_rows);
 
 // FLOPs of one (query head, key) attention pair: q·k and the weighted sum of v, 2 x head_dim

@@ -45,9 +45,28 @@ bool layer_recurrent(const nlohmann::json& c, int l) {
   return (*it)[size_t(l)].get<double>() != 0;
 }
 
+// Nemotron-H's FFN-only blocks: ffn_layers[l] != 0 (configs without the array have none).
+bool layer_ffn_only(const nlohmann::json& c, int l) {
+  const auto it = c.find("ffn_layers");
+  if (it == c.end()) return false;
+  if (!it->is_array() || it->size() != size_t(field(c, "n_layer")) || !(*it)[size_t(l)].is_number())
+    throw std::invalid_argument(
+        "cost model: model config's ffn_layers is not one number per layer");
+  return (*it)[size_t(l)].get<double>() != 0;
+}
+
+bool layer_attends(const nlohmann::json& c, int l) {
+  return !layer_recurrent(c, l) && !layer_ffn_only(c, l);
+}
+
+bool nemotron_arch(const nlohmann::json& c) {
+  const std::string arch = c.value("arch", "");
+  return arch == "nemotron_h" || arch == "nemotron_h_moe";
+}
+
 double attention_layers(const nlohmann::json& c) {
   double n = 0;
-  for (int l = 0; l < int(field(c, "n_layer")); ++l) n += layer_recurrent(c, l) ? 0 : 1;
+  for (int l = 0; l < int(field(c, "n_layer")); ++l) n += layer_attends(c, l) ? 1 : 0;
   return n;
 }
 
@@ -83,11 +102,43 @@ double delta_net_macs_per_token(const nlohmann::json& c) {
          4 * v_heads * hk * hv;
 }
 
+// A Mamba-2 layer's mixer per token (methods/ttft_flops.h mamba2_macs_per_token, from the ssm.*
+// sizes as nemotron_h reads them): in- and out-projections, the conv over xBC and the scan's three
+// products per state element.
+double mamba2_macs_per_token(const nlohmann::json& c) {
+  const double E = field(c, "n_embd"), heads = field(c, "ssm_dt_rank"),
+               inner = field(c, "ssm_d_inner"), state = field(c, "ssm_d_state"),
+               conv = inner + 2 * field(c, "ssm_n_group") * state;
+  return E * (inner + conv + heads) + inner * E + conv * field(c, "ssm_d_conv") + 3 * inner * state;
+}
+
+// A Nemotron-H FFN-only block per token (methods/ttft_flops.h nemotron_ffn_macs_per_token): relu^2
+// up and down, or the experts a token uses at the latent width, router, latent projections and
+// shared expert.
+double nemotron_ffn_macs_per_token(const nlohmann::json& c) {
+  const double E = field(c, "n_embd");
+  const double n_expert = c.contains("n_expert") ? field(c, "n_expert", false) : 0;
+  if (n_expert == 0) return 2 * E * field(c, "n_ff");
+  const double latent = c.contains("moe_latent") ? field(c, "moe_latent", false) : 0;
+  const double shexp = c.contains("n_ff_shexp") ? field(c, "n_ff_shexp", false) : 0;
+  const double width = latent > 0 ? latent : E;
+  return field(c, "n_expert_used") * 2 * width * field(c, "n_ff_expert") + E * n_expert +
+         (latent > 0 ? 2 * E * latent : 0) + (shexp > 0 ? 2 * E * shexp : 0);
+}
+
 // Multiply-adds per token outside attention summed over the layers: each layer's mixer
-// projections (or a recurrent layer's whole mixer) and its FFN.
+// projections (or a recurrent layer's whole mixer) and, except in Nemotron-H (one mixer per block),
+// its FFN.
 double layers_linear_macs(const nlohmann::json& c) {
-  const double ffn = ffn_macs_per_token(c);
   double total = 0;
+  if (nemotron_arch(c)) {
+    for (int l = 0; l < int(field(c, "n_layer")); ++l)
+      total += layer_recurrent(c, l)  ? mamba2_macs_per_token(c)
+               : layer_ffn_only(c, l) ? nemotron_ffn_macs_per_token(c)
+                                      : attention_projection_macs(c);
+    return total;
+  }
+  const double ffn = ffn_macs_per_token(c);
   for (int l = 0; l < int(field(c, "n_layer")); ++l)
     total +=
         (layer_recurrent(c, l) ? delta_net_macs_per_token(c) : attention_projection_macs(c)) + ffn;
@@ -139,7 +190,7 @@ double prefill_attention_flops(const nlohmann::json& c, int64_t tokens, int64_t 
                             : hd;
   double f = 0;
   for (int l = 0; l < int(field(c, "n_layer")); ++l) {
-    if (layer_recurrent(c, l)) continue;
+    if (!layer_attends(c, l)) continue;
     const bool slides = layer_slides(c, l);
     f += 2 * 2 * field(c, "n_head") * (slides ? hd_swa : hd) *
          (slides ? windowed_pairs(m, window) : m * (m + 1) / 2);

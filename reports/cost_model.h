@@ -27,7 +27,8 @@ double prefill_flops(const nlohmann::json& cfg, int64_t n_tokens);
 // (query, key) pair over the attention layers, as if every one were full (then prefill_flops =
 // linear + per-pair x n (n + 1) / 2; with sliding layers the attention part is
 // prefill_attention_flops). A hybrid's recurrent layers (recurrent_layers, ssm_* in the config:
-// qwen35's Gated DeltaNet) are all linear: their projections, conv and state products per token.
+// qwen35's Gated DeltaNet, nemotron_h's Mamba-2) are all linear: their projections, conv and
+// state products per token; so are Nemotron-H's FFN-only blocks (ffn_layers).
 double prefill_linear_flops(const nlohmann::json& cfg, int64_t n_tokens);
 double attention_pair_flops(const nlohmann::json& cfg);
 // Attention FLOPs of a causal prefill of `tokens` tokens spread evenly over `context` positions

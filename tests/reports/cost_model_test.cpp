@@ -247,12 +247,6 @@ TEST(CostModel, DraftRankingOrdersByPredictedSpeedup) {
   EXPECT_NEAR(t.rows[0][5].data.get<double>(), 1 / (r + 0.2), 1e-12);
 }
 
-}  // namespace
-}  // namespace accel::reports
-
-namespace accel::reports {
-namespace {
-
 // The cost model reads stored JSON configs; the methods count FLOPs from the loaded ModelConfig
 // (methods/ttft_flops.h). On a qwen35moe-style hybrid (Gated DeltaNet layers 0 and 2, gated
 // attention 1 and 3, routed plus shared experts) both must give the same prefill and decode
@@ -287,6 +281,52 @@ TEST(CostModel, HybridCountsEqualTheMethodsCounts) {
   nlohmann::json bad = j;
   bad["recurrent_layers"] = {1, 0};
   EXPECT_THROW(prefill_flops(bad, 10), std::invalid_argument);
+}
+
+// The same on Nemotron-H blocks: Mamba-2 (layers 0, 3), attention without an FFN (1), FFN-only
+// (2), dense and then with latent experts and a shared expert (nemotron_h_moe). Mamba-2 by hand:
+// 4 heads of 8 (inner 32), state 8, 2 groups, conv 4: in 32 x (32 + 64 + 4) = 3200, out 1024,
+// conv 64 x 4 = 256, scan 3 x 32 x 8 = 768: 5248 MACs per token.
+TEST(CostModel, NemotronCountsEqualTheMethodsCounts) {
+  ModelConfig c;
+  c.arch = Arch::NemotronH;
+  c.arch_name = "nemotron_h";
+  c.n_vocab = 100;
+  c.n_layer = 4;
+  c.n_embd = 32;
+  c.n_head = 4;
+  c.n_head_kv = 2;
+  c.head_dim = 8;
+  c.n_ff = 48;
+  c.recurrent_layers = {1, 0, 0, 1};
+  c.ffn_layers = {0, 0, 1, 0};
+  c.ssm_d_conv = 4;
+  c.ssm_n_group = 2;
+  c.ssm_dt_rank = 4;
+  c.ssm_d_state = 8;
+  c.ssm_d_inner = 32;
+  EXPECT_DOUBLE_EQ(mamba2_macs_per_token(c), 5248.0);
+  EXPECT_DOUBLE_EQ(nemotron_ffn_macs_per_token(c), 2 * 32 * 48.0);
+  for (int moe = 0; moe < 2; ++moe) {
+    if (moe) {
+      c.arch = Arch::NemotronHMoe;
+      c.arch_name = "nemotron_h_moe";
+      c.n_expert = 8;
+      c.n_expert_used = 2;
+      c.n_ff_expert = 16;
+      c.n_ff_shexp = 24;
+      c.moe_latent = 16;
+      // 2 experts x 2 x 16 x 16 + router 32 x 8 + latent 2 x 32 x 16 + shared 2 x 32 x 24.
+      EXPECT_DOUBLE_EQ(nemotron_ffn_macs_per_token(c), 1024.0 + 256 + 1024 + 1536);
+    }
+    const nlohmann::json j = config_json(c);
+    for (int64_t n : {1, 7, 300}) {
+      EXPECT_DOUBLE_EQ(prefill_flops(j, n), forward_flops(c, double(n), 0, 1)) << n;
+      EXPECT_DOUBLE_EQ(decode_step_flops(j, n), forward_flops(c, 1, double(n - 1), 1)) << n;
+    }
+    // One attention layer: per pair 2 x 4 heads x 8 x 2 FLOPs.
+    EXPECT_DOUBLE_EQ(attention_pair_flops(j), 2 * 2 * 4 * 8.0);
+  }
 }
 
 }  // namespace
