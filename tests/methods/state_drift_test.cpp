@@ -1,7 +1,7 @@
-// State drift (methods/state_drift.h) on tiny-qwen35: the stat against a plain double-precision
-// distance of the states, exactly zero when SpecPrefill keeps every token, positive when it keeps
-// a part, no effect on what the method generates, and a clear refusal for a target with no
-// recurrent layer.
+// State drift (methods/state_drift.h) on tiny-qwen35 (and Mamba-2 states on tiny-nemotron-h): the
+// stat against a plain double-precision distance of the states, exactly zero when SpecPrefill keeps
+// every token, positive when it keeps a part, no effect on what the method generates, and a clear
+// refusal for a target with no recurrent layer.
 #include "methods/state_drift.h"
 
 #include <gtest/gtest.h>
@@ -102,6 +102,27 @@ TEST_F(StateDrift, ZeroAtKeepOnePositiveWhenSparseAndTokensUnchanged) {
     EXPECT_TRUE(std::isfinite(d.get<double>()));
   }
   EXPECT_GT(sparse.stats["state_drift"]["scan_max"].get<double>(), 0.0);
+}
+
+// The same on Mamba-2 states (tiny-nemotron-h: its blocks are Mamba-2, attention without RoPE and
+// FFN-only; only the Mamba-2 blocks report).
+TEST(StateDriftMamba2, ZeroAtKeepOnePositiveWhenSparse) {
+  test::TempDir dir;
+  const auto paths = make_synthetic_family("tiny-nemotron-h", dir.path().string(), 5, DType::F32);
+  const auto target = Model::load(paths[0]), draft = Model::load(paths[1]);
+  auto run = [&](double keep) {
+    const Method& m = find_method("specprefill");
+    Engine e{.target = target.get(), .models = {{"draft", draft.get()}}, .prefill_chunk = 64};
+    Request r;
+    r.prompt = synthetic_prompt(target->config().n_vocab, 256, {257}, 400, 9);
+    r.max_new_tokens = 4;
+    return m.run(e, r, resolve_params(m, {{"keep", keep}, {"force", true}, {"state_drift", true}}));
+  };
+  const nlohmann::json all = run(1.0).stats["state_drift"], part = run(0.3).stats["state_drift"];
+  ASSERT_FALSE(all["layers"].empty());
+  for (int l : all["layers"]) EXPECT_TRUE(is_recurrent_layer(target->config(), l)) << l;
+  for (const auto& d : all["scan"]) EXPECT_EQ(d.get<double>(), 0.0);
+  for (const auto& d : part["scan"]) EXPECT_GT(d.get<double>(), 0.0);
 }
 
 TEST_F(StateDrift, RefusesATargetWithoutRecurrentLayers) {
