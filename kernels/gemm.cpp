@@ -473,7 +473,11 @@ GemmSplit split_gemm(size_t M, size_t panels, int threads) {
 // Integer dot products on quantized activations, for every M: k-quants on q8_K activations
 // (kquant_panel.h's dot_tile), MXFP4 and q8_0 on q8_0 (mxfp4_panel.h's, q8_0_panel.h's).
 // ---------------------------------------------------------------------------------------------
-constexpr int kKR = simd::W == 16 ? 4 : 2;  // rows per tile: 5 vectors per row stay in registers
+// Rows per tile: each row's codes are unpacked once per tile, so more rows share that work. AVX2
+// with 3 rows spills a little yet beats 2 (bench_kquant M = 256, one thread, interleaved medians of
+// 4 on a Zen 3, 2026-11-28: q4_K 139 -> 122 ms, q5_K 220 -> 180, q6_K 401 -> 311, mxfp4 139 ->
+// 131).
+constexpr int kKR = simd::W == 16 ? 4 : 3;
 
 // Every row of X quantized once per call (row by row, so a row's codes never depend on M): q8_K
 // for the k-quants (a scale per 256, code sums per 16), q8_0 for MXFP4 and q8_0 weights (scale and
