@@ -36,8 +36,6 @@ struct Rates {
 
 // Measurements of the machine in the same run, beside the kernels, by thread count.
 struct Machine {
-  std::vector<double> dram_bytes_per_s;  // every thread count (the DRAM stream column)
-  double fma_flops_per_s = 0;            // best of every thread count (the P.V floor column)
   std::map<int, Rates> by_threads;
   std::string int8_instruction;
   // The rates an entry on `threads` threads is bounded by: its own thread count's when measured,
@@ -46,6 +44,19 @@ struct Machine {
     auto it = by_threads.find(threads);
     if (it == by_threads.end()) it = by_threads.find(0);
     return it == by_threads.end() ? nullptr : &it->second;
+  }
+  // Every thread count's read rates (the DRAM stream column) and the best FMA peak (the P.V floor
+  // column): those columns predate rates per thread count.
+  std::vector<double> all_dram_bytes_per_s() const {
+    std::vector<double> v;
+    for (const auto& [t, r] : by_threads)
+      v.insert(v.end(), r.dram_bytes_per_s.begin(), r.dram_bytes_per_s.end());
+    return v;
+  }
+  double best_fma_flops_per_s() const {
+    double best = 0;
+    for (const auto& [t, r] : by_threads) best = std::max(best, r.fma_flops_per_s);
+    return best;
   }
 };
 
@@ -113,17 +124,13 @@ std::vector<Entry> read_entries(const nlohmann::json& bench, const std::string& 
     const int threads = int(b.value("threads", 0.0));
     if (p.size() == 3 && p[1] == "dram_read") {
       const double bytes = b.value("bytes", 0.0);
-      if (bytes > 0 && us > 0) {
-        machine->dram_bytes_per_s.push_back(bytes / (us * 1e-6));
+      if (bytes > 0 && us > 0)
         machine->by_threads[threads].dram_bytes_per_s.push_back(bytes / (us * 1e-6));
-      }
       continue;
     }
     if (p.size() == 3 && p[1] == "fma_peak") {
-      const double f = b.value("flops_per_s", 0.0);
-      machine->fma_flops_per_s = std::max(machine->fma_flops_per_s, f);
       double& best = machine->by_threads[threads].fma_flops_per_s;
-      best = std::max(best, f);
+      best = std::max(best, b.value("flops_per_s", 0.0));
       continue;
     }
     if (p.size() == 3 && p[1] == "int8_peak") {
@@ -179,7 +186,7 @@ Cell time_ratio_cell(const std::vector<double>& num, const std::vector<double>& 
 Table bench_table(const nlohmann::json& bench, const BenchTableOptions& opt) {
   Machine machine;
   const std::vector<Entry> entries = read_entries(bench, opt.family, &machine);
-  const std::vector<double>& dram = machine.dram_bytes_per_s;
+  const std::vector<double> dram = machine.all_dram_bytes_per_s();
   std::vector<std::string> variants;  // in order of first appearance
   using Key = std::pair<std::string, long long>;
   std::map<Key, std::map<std::string, std::vector<double>>> times;
@@ -210,7 +217,7 @@ Table bench_table(const nlohmann::json& bench, const BenchTableOptions& opt) {
   const bool show_dram = opt.use_dram_bandwidth && bw > 0;
   if (show_dram)
     t.columns.push_back({"dram_ratio", opt.reference + " / DRAM stream", Align::Right});
-  const double peak = machine.fma_flops_per_s;
+  const double peak = machine.best_fma_flops_per_s();
   const bool any_pv = std::any_of(ref_entry.begin(), ref_entry.end(),
                                   [](const auto& kv) { return kv.second->pv_fmas > 0; });
   const bool show_pv_floor = show_dram && opt.use_fma_peak && peak > 0 && any_pv;

@@ -20,20 +20,6 @@ struct DriftCell {
   size_t fallbacks = 0, trials = 0;
 };
 
-double mean_or_nan(const std::vector<double>& v) {
-  if (v.empty()) return NAN;
-  double s = 0;
-  for (double x : v) s += x;
-  return s / double(v.size());
-}
-
-double median_or_nan(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 Cell number_cell(double x) {
   return std::isnan(x) ? Cell("—", nullptr) : Cell(format_number(x), x);
 }
@@ -99,13 +85,13 @@ Table drift_table(const results::ResultStore& store, const ReportOptions& opt) {
     std::vector<Cell> row = {Cell(std::get<0>(k)), Cell(std::get<1>(k)), Cell(std::get<2>(k))};
     if (show_kv) row.push_back(Cell(std::get<3>(k).second));
     row.push_back(Cell(std::to_string(std::get<4>(k)), std::get<4>(k)));
-    row.push_back(number_cell(mean_or_nan(c.kept)));
-    row.push_back(number_cell(mean_or_nan(c.kl)));
-    row.push_back(number_cell(mean_or_nan(c.mean)));
-    row.push_back(number_cell(mean_or_nan(c.max)));
+    row.push_back(number_cell(mean(c.kept)));
+    row.push_back(number_cell(mean(c.kl)));
+    row.push_back(number_cell(mean(c.mean)));
+    row.push_back(number_cell(mean(c.max)));
     for (int l : layers) {
       const auto it = c.layer.find(l);
-      row.push_back(number_cell(it == c.layer.end() ? NAN : median_or_nan(it->second)));
+      row.push_back(number_cell(it == c.layer.end() ? NAN : median(it->second)));
     }
     const size_t used = c.trials - c.fallbacks;
     row.push_back(Cell(std::to_string(used), int64_t(used)));
