@@ -251,26 +251,33 @@ TEST(CostModel, DraftRankingOrdersByPredictedSpeedup) {
 // (methods/ttft_flops.h). On a qwen35moe-style hybrid (Gated DeltaNet layers 0 and 2, gated
 // attention 1 and 3, routed plus shared experts) both must give the same prefill and decode
 // counts, exactly: every term is an integer-valued double far below 2^53.
-TEST(CostModel, HybridCountsEqualTheMethodsCounts) {
+// Four layers of width 32 (4 heads of 8, 2 KV heads) with the ssm.* sizes both hybrid tests use:
+// conv 4, 2 groups (key heads), 4 heads (value heads), state 8, inner 32.
+ModelConfig hybrid_base(const char* arch_name) {
   ModelConfig c;
-  c.arch_name = "qwen35moe";
+  c.arch_name = arch_name;
   c.n_vocab = 100;
   c.n_layer = 4;
   c.n_embd = 32;
   c.n_head = 4;
   c.n_head_kv = 2;
   c.head_dim = 8;
+  c.ssm_d_conv = 4;
+  c.ssm_n_group = 2;
+  c.ssm_dt_rank = 4;
+  c.ssm_d_state = 8;
+  c.ssm_d_inner = 32;
+  return c;
+}
+
+TEST(CostModel, HybridCountsEqualTheMethodsCounts) {
+  ModelConfig c = hybrid_base("qwen35moe");
   c.n_expert = 8;
   c.n_expert_used = 2;
   c.n_ff_expert = 16;
   c.n_ff_shexp = 24;
   c.attn_output_gate = true;
   c.recurrent_layers = {1, 0, 1, 0};
-  c.ssm_d_conv = 4;
-  c.ssm_n_group = 2;
-  c.ssm_dt_rank = 4;
-  c.ssm_d_state = 8;
-  c.ssm_d_inner = 32;
   const nlohmann::json j = config_json(c);
   for (int64_t n : {1, 7, 300}) {
     EXPECT_DOUBLE_EQ(prefill_flops(j, n), forward_flops(c, double(n), 0, 1)) << n;
@@ -288,23 +295,11 @@ TEST(CostModel, HybridCountsEqualTheMethodsCounts) {
 // 4 heads of 8 (inner 32), state 8, 2 groups, conv 4: in 32 x (32 + 64 + 4) = 3200, out 1024,
 // conv 64 x 4 = 256, scan 3 x 32 x 8 = 768: 5248 MACs per token.
 TEST(CostModel, NemotronCountsEqualTheMethodsCounts) {
-  ModelConfig c;
+  ModelConfig c = hybrid_base("nemotron_h");
   c.arch = Arch::NemotronH;
-  c.arch_name = "nemotron_h";
-  c.n_vocab = 100;
-  c.n_layer = 4;
-  c.n_embd = 32;
-  c.n_head = 4;
-  c.n_head_kv = 2;
-  c.head_dim = 8;
   c.n_ff = 48;
   c.recurrent_layers = {1, 0, 0, 1};
   c.ffn_layers = {0, 0, 1, 0};
-  c.ssm_d_conv = 4;
-  c.ssm_n_group = 2;
-  c.ssm_dt_rank = 4;
-  c.ssm_d_state = 8;
-  c.ssm_d_inner = 32;
   EXPECT_DOUBLE_EQ(mamba2_macs_per_token(c), 5248.0);
   EXPECT_DOUBLE_EQ(nemotron_ffn_macs_per_token(c), 2 * 32 * 48.0);
   for (int moe = 0; moe < 2; ++moe) {
