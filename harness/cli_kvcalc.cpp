@@ -36,6 +36,10 @@ std::string describe_groups(const AttentionLayout& l) {
                     (g.window ? " (window " + std::to_string(g.window) + ")" : "") + " x " +
                     std::to_string(g.n_kv_heads) + " KV heads x head_dim " +
                     std::to_string(g.head_dim));
+  for (const auto& g : l.recurrent)
+    parts.push_back(std::to_string(g.n_layer) + " " + g.kind + " (state " +
+                    std::to_string(g.state_bytes()) + " bytes each)");
+  if (l.n_stateless > 0) parts.push_back(std::to_string(l.n_stateless) + " FFN-only (no cache)");
   return join_list(parts, "; ");
 }
 
@@ -47,9 +51,24 @@ nlohmann::json layout_json(const AttentionLayout& l) {
                       {"n_kv_heads", g.n_kv_heads},
                       {"head_dim", g.head_dim},
                       {"window", g.window}});
-  return {{"name", l.name},     {"source", l.source}, {"n_layer", l.n_layer()},
-          {"n_head", l.n_head}, {"n_ctx", l.n_ctx},   {"attn_scale", l.attn_scale},
-          {"groups", groups}};
+  nlohmann::json recurrent = nlohmann::json::array();
+  for (const auto& g : l.recurrent)
+    recurrent.push_back({{"kind", g.kind},
+                         {"n_layer", g.n_layer},
+                         {"conv_channels", g.conv_channels},
+                         {"d_conv", g.d_conv},
+                         {"scan_elements", g.scan_elements},
+                         {"state_bytes_per_layer", g.state_bytes()}});
+  return {{"name", l.name},
+          {"source", l.source},
+          {"n_layer", l.n_layer()},
+          {"n_head", l.n_head},
+          {"n_ctx", l.n_ctx},
+          {"attn_scale", l.attn_scale},
+          {"groups", groups},
+          {"recurrent", recurrent},
+          {"n_stateless", l.n_stateless},
+          {"recurrent_state_bytes", recurrent_state_bytes(l)}};
 }
 
 // One storage type's figures, or why the type cannot hold this shape.
@@ -201,6 +220,12 @@ int run_kvcalc(const KvcalcArgs& a) {
   t.footnotes.push_back(
       "K and V rows with their scales and zero points; the engine's cache also keeps one 4-byte "
       "position per token. GB = 10^9 bytes, GiB = 2^30 bytes.");
+  if (!l.recurrent.empty())
+    t.footnotes.push_back(
+        "cache bytes include the recurrent layers' state, " +
+        std::to_string(recurrent_state_bytes(l)) +
+        " bytes (f32, fixed whatever the context and kv_dtype); bytes/token counts the attention "
+        "layers only. A speculative step's checkpoint (PLD) holds one more copy of the state.");
   bool windowed = false;
   for (const auto& g : l.groups) windowed |= g.window > 0;
   if (windowed)

@@ -6,6 +6,9 @@
 #include <cctype>
 #include <stdexcept>
 
+#include "kernels/gated_delta_rule.h"
+#include "kernels/ssm_scan.h"
+
 namespace accel {
 
 namespace {
@@ -18,8 +21,14 @@ uint64_t narrow(u128 v, const char* what) {
   return uint64_t(v);
 }
 
-u128 cache_bytes_wide(const AttentionLayout& l, KVDType t, uint64_t context) {
+u128 state_bytes_wide(const AttentionLayout& l) {
   u128 sum = 0;
+  for (const auto& g : l.recurrent) sum += u128(g.n_layer) * g.state_bytes();
+  return sum;
+}
+
+u128 cache_bytes_wide(const AttentionLayout& l, KVDType t, uint64_t context) {
+  u128 sum = state_bytes_wide(l);
   for (const auto& g : l.groups) {
     const uint64_t held = g.window > 0 ? std::min<uint64_t>(context, uint64_t(g.window)) : context;
     sum += u128(g.n_layer) * kv_group_row_bytes(g, t) * held;
@@ -29,11 +38,47 @@ u128 cache_bytes_wide(const AttentionLayout& l, KVDType t, uint64_t context) {
 
 }  // namespace
 
+uint64_t RecurrentLayerGroup::state_bytes() const {
+  const u128 floats = u128(d_conv > 0 ? d_conv - 1 : 0) * u128(conv_channels) + scan_elements;
+  return narrow(floats * sizeof(float), "recurrent state");
+}
+
 int AttentionLayout::n_layer() const {
-  int n = 0;
+  int n = n_stateless;
   for (const auto& g : groups) n += g.n_layer;
+  for (const auto& g : recurrent) n += g.n_layer;
   return n;
 }
+
+uint64_t recurrent_state_bytes(const AttentionLayout& l) {
+  return narrow(state_bytes_wide(l), "recurrent state");
+}
+
+namespace {
+
+// A hybrid's recurrent layers as one group, sized as the model's cache allocates them
+// (Model::make_hybrid_cache, make_nemotron_h_cache).
+RecurrentLayerGroup recurrent_group(const ModelConfig& c, int n_layer) {
+  RecurrentLayerGroup g;
+  g.n_layer = n_layer;
+  if (is_nemotron_h_arch(c.arch)) {
+    const Mamba2LayerDims d = mamba2_layer_dims(c);
+    g.kind = "mamba2";
+    g.conv_channels = int(d.conv_channels());
+    g.d_conv = d.d_conv;
+    g.scan_elements = ssm_state_elements({d.n_heads, d.head_dim, d.d_state, d.n_groups});
+  } else {
+    const DeltaLayerDims d = delta_layer_dims(c);
+    g.kind = "gated_deltanet";
+    g.conv_channels = int(d.conv_channels());
+    g.d_conv = d.d_conv;
+    g.scan_elements = gated_delta_state_elements(
+        {d.n_k_heads, d.n_v_heads, d.head_k_dim, d.head_v_dim, DeltaHeadMap::Tiled});
+  }
+  return g;
+}
+
+}  // namespace
 
 AttentionLayout attention_layout(const ModelConfig& c, std::string name, std::string source) {
   AttentionLayout l;
@@ -42,11 +87,24 @@ AttentionLayout attention_layout(const ModelConfig& c, std::string name, std::st
   l.n_head = c.n_head;
   l.n_ctx = c.n_ctx;
   l.attn_scale = attention_scale(c);
-  // Hybrid memory (attention layers' K/V plus each recurrent layer's fixed state) is not laid out
-  // here yet; counting every layer as attention would overstate the K/V and omit the state.
-  if (has_recurrent_layers(c))
-    throw std::invalid_argument(l.name + ": " + c.arch_name +
-                                " has recurrent layers; kvcalc does not size hybrid memory yet");
+  if (has_recurrent_layers(c)) {
+    // Hybrids: full attention layers in one linear store (as KVCache's hybrid constructor keeps
+    // them), recurrent layers with their state, FFN-only blocks with nothing.
+    int n_recurrent = 0;
+    for (int il = 0; il < c.n_layer; ++il) {
+      if (is_recurrent_layer(c, il)) {
+        ++n_recurrent;
+      } else if (is_ffn_only_layer(c, il)) {
+        ++l.n_stateless;
+      } else {
+        const LayerAttention a = layer_attention(c, il);
+        if (l.groups.empty()) l.groups.push_back({"full", 0, a.n_head_kv, a.head_dim, 0});
+        ++l.groups.front().n_layer;
+      }
+    }
+    l.recurrent = {recurrent_group(c, n_recurrent)};
+    return l;
+  }
   if (c.n_swa == 0 && c.n_head_kv_layer.empty()) {
     l.groups = {{"full", c.n_layer, c.n_head_kv, c.head_dim, 0}};
     return l;
@@ -92,6 +150,7 @@ std::optional<uint64_t> kv_max_context(const AttentionLayout& l, KVDType t, uint
     else
       max_window = std::max(max_window, uint64_t(g.window));
   }
+  if (state_bytes_wide(l) > budget) return 0;
   uint64_t hi;  // bytes(hi) may exceed the budget; bytes(lo) never does
   if (full_per_token == 0) {
     if (cache_bytes_wide(l, t, max_window) <= budget) return std::nullopt;

@@ -170,6 +170,19 @@ const std::vector<SyntheticFamily>& synthetic_families() {
          2, 4, 4},
         {"draft", Arch::Qwen35, 2, 64, 2, 1, 160, 4096, 0, 0, 1e7f, std::nullopt, 0, 0, 2, 16, 1, 2,
          4}}},
+      // The small target's width (768, 12 heads of 64, 4 KV heads) in Qwen3.5-122B-A10B's
+      // proportions: every fourth layer gated attention (3 of 12), Gated DeltaNet with 4 key heads
+      // tiled over 16 value heads of 128 (value width 2048 = 2.67 x 768, the 122B's 8192 / 3072),
+      // and 16 routed experts of width 256 (a third of the width, as the 122B's 1024 / 3072),
+      // top-4, plus a gated shared expert of the same width. Draft: a dense qwen35 of width 256.
+      {"small-qwen35-moe",
+       "for benchmarks: a qwen35moe target (12 layers of width 768: 9 Gated DeltaNet with 16 value "
+       "heads of 128, 3 gated attention with 12 heads and 4 KV heads, 16 experts of 256 top-4 and "
+       "a shared expert; 32K context) with a 4 x 256 dense qwen35 draft",
+       {{"target", Arch::Qwen35Moe, 12, 768, 12, 4, 256, 32768, 16, 4, 1e7f, std::nullopt, 0, 0, 4,
+         128, 4, 16, 4},
+        {"draft", Arch::Qwen35, 4, 256, 4, 2, 704, 32768, 0, 0, 1e7f, std::nullopt, 0, 0, 4, 64, 2,
+         4, 4}}},
       // Nemotron-H's blocks as llama.cpp's nemotron_h loads them: Mamba-2 (in-projection z | xBC |
       // dt, conv with bias, 8 heads of 32 sharing B/C in 2 groups, state 16, D skip, grouped
       // norm), attention without RoPE, relu^2 FFN blocks. The draft adds the optional attention

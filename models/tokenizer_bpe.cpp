@@ -83,6 +83,11 @@ const PreTokenizer* find_pre(const std::string& pre) {
   static const PreTokenizer kQwen2{
       {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|"
        "\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}};
+  // Qwen3.5: Qwen2's with combining marks (\p{M}) inside letter runs and out of symbol runs.
+  static const PreTokenizer kQwen35{
+      {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?"
+       "[\\p{L}\\p{M}]+|\\p{N}| "
+       "?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}};
   // llama.cpp's GPT4O group (gpt-oss's o200k): its lookahead spelling of the original's
   // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] / [\p{Ll}\p{Lm}\p{Lo}\p{M}] classes, which leaves combining
   // marks (\p{M}) out of words. Kept as llama.cpp has it: its tokens are the reference.
@@ -100,6 +105,7 @@ const PreTokenizer* find_pre(const std::string& pre) {
   if (pre == "gpt-2") return &kGpt2;
   if (pre == "llama-bpe" || pre == "llama3" || pre == "llama-v3") return &kLlama3;
   if (pre == "qwen2") return &kQwen2;
+  if (pre == "qwen35") return &kQwen35;
   return nullptr;
 }
 

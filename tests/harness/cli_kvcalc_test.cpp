@@ -108,41 +108,78 @@ TEST(KvcalcCli, BadInputIsRefusedNamingTheFlagOrFile) {
   }
 }
 
+// What `generate --json` reports as kv_bytes after a prompt of n tokens (--max-tokens 1: n
+// entries), and kvcalc's JSON for the same file, context and storage type.
+struct KvFigures {
+  uint64_t generate_kv_bytes = 0;
+  nlohmann::json kvcalc;
+};
+
+KvFigures kv_figures(const std::string& model, int n, const std::string& kv) {
+  std::string gen, calc;
+  const std::string at = " --kv-dtype " + kv + " --json";
+  EXPECT_EQ(test::run_cli("generate --model " + model + " --random-prompt " + std::to_string(n) +
+                              " --seed 3 --max-tokens 1" + at,
+                          &gen),
+            0)
+      << gen;
+  EXPECT_EQ(
+      test::run_cli("kvcalc --model " + model + " --context " + std::to_string(n) + at, &calc), 0)
+      << calc;
+  return {nlohmann::json::parse(gen)["kv_bytes"].get<uint64_t>(), nlohmann::json::parse(calc)};
+}
+
 // Sliding-window families: the kv_bytes `generate --json` reports after a prompt of N tokens
-// (--max-tokens 1: N entries) equals kvcalc's engine_kv_bytes byte for byte, for f32 and int4
-// rows, and the growth from 600 to 2000 tokens is the full layers' rows and the positions only:
-// the sliding layers (window 32) hold the same bytes at both lengths.
+// equals kvcalc's engine_kv_bytes byte for byte, for f32 and int4 rows, and the growth from 600
+// to 2000 tokens is the full layers' rows and the positions only: the sliding layers (window 32)
+// hold the same bytes at both lengths.
 TEST(KvcalcCli, GenerateKvBytesEqualKvcalcOnSlidingFamilies) {
   test::TempDir dir;
   for (const char* family : {"tiny-gemma3", "tiny-gemma4", "tiny-gpt-oss"}) {
     const std::string model = make_synthetic_family(family, dir.file(family), 3, DType::F32)[0];
     for (const char* kv : {"f32", "int4"}) {
       SCOPED_TRACE(std::string(family) + " " + kv);
-      uint64_t got[2] = {0, 0}, want[2] = {0, 0}, full_rows[2] = {0, 0};
+      uint64_t got[2] = {0, 0}, full_rows[2] = {0, 0};
       for (int i = 0; i < 2; ++i) {
         const int n = i == 0 ? 600 : 2000;
-        std::string gen, calc;
-        ASSERT_EQ(
-            test::run_cli("generate --model " + model + " --random-prompt " + std::to_string(n) +
-                              " --seed 3 --max-tokens 1 --kv-dtype " + kv + " --json",
-                          &gen),
-            0)
-            << gen;
-        ASSERT_EQ(test::run_cli("kvcalc --model " + model + " --context " + std::to_string(n) +
-                                    " --kv-dtype " + kv + " --json",
-                                &calc),
-                  0)
-            << calc;
-        got[i] = nlohmann::json::parse(gen)["kv_bytes"].get<uint64_t>();
-        const auto c = nlohmann::json::parse(calc);
-        want[i] = c["kv_dtypes"][0]["engine_kv_bytes"].get<uint64_t>();
+        const KvFigures f = kv_figures(model, n, kv);
+        const nlohmann::json& c = f.kvcalc;
+        got[i] = f.generate_kv_bytes;
         for (size_t g = 0; g < c["config"]["groups"].size(); ++g)
           if (c["config"]["groups"][g]["window"] == 0)
             full_rows[i] = uint64_t(n) * c["config"]["groups"][g]["n_layer"].get<uint64_t>() *
                            c["kv_dtypes"][0]["bytes_per_token_per_layer"][g].get<uint64_t>();
-        EXPECT_EQ(got[i], want[i]);
+        EXPECT_EQ(got[i], c["kv_dtypes"][0]["engine_kv_bytes"].get<uint64_t>());
       }
       EXPECT_EQ(got[1] - got[0], full_rows[1] - full_rows[0] + 4 * (2000 - 600));
+    }
+  }
+}
+
+// Hybrid families: the same equality with the recurrent layers' fixed state inside both figures,
+// and growth from 600 to 2000 tokens that is the attention layers' rows and the positions only
+// (the state does not grow with the context).
+TEST(KvcalcCli, GenerateKvBytesEqualKvcalcOnHybridFamilies) {
+  test::TempDir dir;
+  for (const char* family :
+       {"tiny-qwen35", "tiny-qwen35-moe", "tiny-nemotron-h", "tiny-nemotron-h-moe"}) {
+    const std::string model = make_synthetic_family(family, dir.file(family), 3, DType::F32)[0];
+    for (const char* kv : {"f32", "int4"}) {
+      SCOPED_TRACE(std::string(family) + " " + kv);
+      uint64_t got[2] = {0, 0}, rows[2] = {0, 0}, state[2] = {0, 0};
+      for (int i = 0; i < 2; ++i) {
+        const int n = i == 0 ? 600 : 2000;
+        const KvFigures f = kv_figures(model, n, kv);
+        const nlohmann::json& c = f.kvcalc;
+        got[i] = f.generate_kv_bytes;
+        rows[i] = uint64_t(n) * c["kv_dtypes"][0]["bytes_per_token"].get<uint64_t>();
+        state[i] = c["config"]["recurrent_state_bytes"].get<uint64_t>();
+        EXPECT_EQ(got[i], c["kv_dtypes"][0]["engine_kv_bytes"].get<uint64_t>());
+        EXPECT_EQ(c["kv_dtypes"][0]["cache_bytes"].get<uint64_t>(), rows[i] + state[i]);
+      }
+      EXPECT_GT(state[0], 0u);
+      EXPECT_EQ(state[0], state[1]);
+      EXPECT_EQ(got[1] - got[0], rows[1] - rows[0] + 4 * (2000 - 600));
     }
   }
 }

@@ -233,6 +233,15 @@ Seq property_prompt(std::mt19937_64& rng, const Model& m, int kind) {
       p.insert(p.end(), g.begin(), g.end());
       return p;
     }
+    case 4: {  // echo, for a model whose greedy output does not loop: a seed, its greedy
+               // continuation, then the seed again, so drafts copy the continuation after it
+      const Seq s = repetitive_prompt(rng, V, 16 + rng() % 16, 1, 0);
+      const Seq g = run(m, "baseline", {}, s, 16 + int(rng() % 16), -1).tokens;
+      Seq p = s;
+      p.insert(p.end(), g.begin(), g.end());
+      p.insert(p.end(), s.begin(), s.end());
+      return p;
+    }
     default:  // plain random: drafts come from the model's own (looping) output
       return repetitive_prompt(rng, V, 4 + rng() % 40, 1, 0);
   }
@@ -364,13 +373,13 @@ TEST(PldParams, PresetSwitchesOverrideAndNMinRaisesAnImplicitNMax) {
 // for bit) with f32 KV on self-continuation prompts (drafts accepted, wholly or partly) and a
 // repetitive one (drafts rejected), then randomized cases as the property test draws them
 // (budgets ending mid-draft, EOS inside drafts). Smaller than the sweep above so it stays fast.
-void expect_hybrid_pld_parity(const std::string& family, size_t member = 0) {
+void expect_hybrid_pld_parity(const std::string& family, size_t member = 0, int accept_kind = 2) {
   test::TempDir dir;
   const auto m =
       Model::load(make_synthetic_family(family, dir.path().string(), 3, DType::F32).at(member));
   std::mt19937_64 rng(35);
   Tally t;
-  for (int kind : {2, 0}) {
+  for (int kind : {accept_kind, 0}) {
     const Seq prompt = property_prompt(rng, *m, kind);
     const Outcome base = run(*m, "baseline", {}, prompt, 20, -1, 20);
     for (const std::string& preset : pld_preset_names())
@@ -384,7 +393,7 @@ void expect_hybrid_pld_parity(const std::string& family, size_t member = 0) {
   }
   size_t eos_in_draft = 0, clamped = 0;
   for (int pi = 0; pi < 24; ++pi) {
-    const Seq prompt = property_prompt(rng, *m, pi % 4);
+    const Seq prompt = property_prompt(rng, *m, pi % 4 == 2 ? accept_kind : pi % 4);
     const Seq base = run(*m, "baseline", {}, prompt, 16, -1).tokens;
     for (int ci = 0; ci < 6; ++ci) {
       const nlohmann::json p = random_params(rng);
@@ -418,12 +427,23 @@ TEST(PldHybrid, EveryPresetKAndRandomCasesEqualBaselineGreedyOnTinyQwen35) {
 }
 
 // nemotron_h: Mamba-2 states rolled back by checkpoint + replay; FFN-only blocks hold nothing.
-// On the draft member (blocks M*-, one of each kind, with the optional biases): the target's
-// greedy output does not loop (measured: 0 of 353 drafts accepted over these cases, so the
-// non-vacuity checks below fail on it), the draft's does, so drafts are accepted and rollbacks
-// replay several tokens.
+// On the draft member (blocks M*-, one of each kind, with the optional biases), whose greedy
+// output loops, and on the target, whose output does not (0 of 353 drafts accepted on
+// self-continuation prompts), with echo prompts (seed, continuation, seed again) instead.
 TEST(PldHybrid, EveryPresetKAndRandomCasesEqualBaselineGreedyOnTinyNemotronH) {
   expect_hybrid_pld_parity("tiny-nemotron-h", 1);
+  expect_hybrid_pld_parity("tiny-nemotron-h", 0, 4);
+}
+
+// The MoE targets: qwen35moe's routed and shared experts on DeltaNet layers, and
+// nemotron_h_moe's sigmoid-routed experts with a latent width on Mamba-2 blocks (echo prompts:
+// its greedy output does not loop either).
+TEST(PldHybrid, EveryPresetKAndRandomCasesEqualBaselineGreedyOnTinyQwen35Moe) {
+  expect_hybrid_pld_parity("tiny-qwen35-moe");
+}
+
+TEST(PldHybrid, EveryPresetKAndRandomCasesEqualBaselineGreedyOnTinyNemotronHMoe) {
+  expect_hybrid_pld_parity("tiny-nemotron-h-moe", 0, 4);
 }
 
 }  // namespace

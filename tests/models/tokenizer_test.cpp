@@ -126,14 +126,44 @@ TEST_P(VocabVectors, MatchLlamaCpp) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Vocabs, VocabVectors,
-                         ::testing::Values("llama-spm", "gpt-2", "llama-bpe", "qwen2", "gpt-oss",
-                                           "gemma-4"),
+                         ::testing::Values("llama-spm", "gpt-2", "llama-bpe", "qwen2", "qwen35",
+                                           "gpt-oss", "gemma-4"),
                          [](const auto& info) {
                            std::string s = info.param;
                            for (char& c : s)
                              if (c == '-') c = '_';
                            return s;
                          });
+
+// The 50 qwen35 vectors pass under qwen2's regex too, so these strings tell the two apart: Thai
+// and Arabic words whose combining marks (\p{M}) stay inside qwen35's letter runs, where qwen2
+// splits them off. Expected ids from llama.cpp 3f545bec's llama-tokenize on the same vocabulary
+// file with each pre-tokenizer (the qwen2 file holds the same vocabulary and merges).
+TEST(Qwen35PreTokenizer, KeepsCombiningMarksInsideWordsAsLlamaCppDoes) {
+  const auto p = test::shared_data("llama.cpp-vocab/ggml-vocab-qwen35.gguf");
+  if (!p) GTEST_SKIP() << test::missing_shared_data("llama.cpp-vocab/ggml-vocab-qwen35.gguf");
+  TokenizerSpec spec = TokenizerSpec::from_gguf(GgufFile::open(p->string()));
+  ASSERT_EQ(spec.pre, "qwen35");
+  const auto qwen35 = Tokenizer::create(spec);
+  spec.pre = "qwen2";
+  const auto qwen2 = Tokenizer::create(spec);
+  struct Case {
+    std::string text;
+    std::vector<int32_t> qwen35, qwen2;
+  };
+  const std::vector<Case> cases = {
+      {"\u0e17\u0e35\u0e48\u0e19\u0e35\u0e48 \u0e2a\u0e27\u0e31\u0e2a\u0e14\u0e35",
+       {130742, 129328, 124294, 35648, 124311},
+       {35884, 47171, 20184, 47171, 129328, 37213, 23271, 125136, 28319}},
+      {"\u0645\u064f\u062d\u064e\u0645\u064e\u0651\u062f",
+       {129456, 132078, 130531, 73771, 13325},
+       {10176, 64604, 29825, 27910, 10176, 27910, 73771, 13325}},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(qwen35->encode(c.text, false, false), c.qwen35) << show(c.text);
+    EXPECT_EQ(qwen2->encode(c.text, false, false), c.qwen2) << show(c.text);
+  }
+}
 
 // Seeded random strings over pieces chosen to exercise the tokenizers: ASCII words, runs of
 // spaces/newlines/tabs, digits, punctuation and contractions, 2/3/4-byte characters, and
