@@ -13,6 +13,8 @@ std::optional<DType> dtype_from_ggml(uint32_t id) {
       return DType::F16;
     case 2:
       return DType::Q4_0;
+    case 6:
+      return DType::Q5_0;
     case 8:
       return DType::Q8_0;
     case 12:
@@ -42,6 +44,8 @@ std::string_view dtype_name(DType t) {
       return "q8_0";
     case DType::Q4_0:
       return "q4_0";
+    case DType::Q5_0:
+      return "q5_0";
     case DType::Q4_K:
       return "q4_k";
     case DType::Q5_K:
@@ -65,6 +69,7 @@ size_t dtype_block_elems(DType t) {
   switch (t) {
     case DType::Q8_0:
     case DType::Q4_0:
+    case DType::Q5_0:
     case DType::MXFP4:
       return 32;
     case DType::Q4_K:
@@ -88,6 +93,8 @@ size_t dtype_block_bytes(DType t) {
       return 2 + 32;  // fp16 scale + 32 int8
     case DType::Q4_0:
       return 2 + 16;  // fp16 scale + 32 nibbles
+    case DType::Q5_0:
+      return 2 + 4 + 16;  // fp16 scale + 32 fifth bits + 32 nibbles
     case DType::Q4_K:
       return 2 + 2 + 12 + 128;  // fp16 d, dmin + 8 packed 6-bit (scale, min) + 256 nibbles
     case DType::Q5_K:

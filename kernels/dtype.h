@@ -14,6 +14,7 @@ enum class DType : uint32_t {
   F32 = 0,
   F16 = 1,
   Q4_0 = 2,
+  Q5_0 = 6,  // read from files only: PackedWeight::pack repacks it into q8_0 (exactly)
   Q8_0 = 8,
   Q4_K = 12,
   Q5_K = 13,
@@ -25,10 +26,12 @@ enum class DType : uint32_t {
 // Returns the DType for a ggml type id, or nullopt when the engine does not support it.
 std::optional<DType> dtype_from_ggml(uint32_t id);
 std::string_view dtype_name(DType t);
-// "f32", "f16", "bf16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k", "mxfp4"
+// "f32", "f16", "bf16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k", "mxfp4" (q5_0 is named but not
+// accepted: nothing writes it)
 std::optional<DType> dtype_from_name(std::string_view name);
 
-// Elements per block (1 for float types, 32 for q8_0/q4_0/mxfp4, 256 for the k-quant super-blocks)
+// Elements per block (1 for float types, 32 for q8_0/q4_0/q5_0/mxfp4, 256 for the k-quant
+// super-blocks)
 // and bytes per block.
 size_t dtype_block_elems(DType t);
 size_t dtype_block_bytes(DType t);

@@ -98,8 +98,10 @@ size_t panel_bytes_for(DType t, size_t K) {
     case DType::Q5_K:
     case DType::Q6_K:
       return K / kQK_K * kq::sb_bytes<kNR>(t);
+    case DType::Q5_0:
+      break;  // packed as q8_0 (PackedWeight::pack)
   }
-  return 0;
+  ACCEL_FAIL("type %d has no panel layout of its own", int(t));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -265,6 +267,7 @@ void dequant_slice(DType t, const uint8_t* pan, size_t k0, size_t kc, float* __r
       dequant_nibble_slice(pan, k0, kc, out);
       return;
     case DType::Q8_0:
+    case DType::Q5_0:
     case DType::MXFP4:
     case DType::Q4_K:
     case DType::Q5_K:
@@ -352,7 +355,39 @@ PackedWeight PackedWeight::pack(DType t, const void* src, size_t rows, size_t co
   return pack(t, std::vector<RowSource>{{src, rows}}, cols);
 }
 
+namespace {
+
+// q5_0 rows as q8_0 rows (q5_0_as_q8_0, exact), in one buffer the caller packs: ggml's q5_0 x q8_0
+// dot and its q8_0 x q8_0 dot compute the same integers with the same scales, so the q8_0
+// integer-dot path gives q5_0's products; the packed weight takes 8.5 bits per value, not 5.5.
+std::vector<uint8_t> q5_0_rows_as_q8_0(const std::vector<PackedWeight::RowSource>& parts,
+                                       size_t cols) {
+  const size_t blocks = cols / 32;
+  size_t rows = 0;
+  for (const auto& p : parts) rows += p.rows;
+  std::vector<uint8_t> out(rows * blocks * sizeof(BlockQ8_0));
+  uint8_t* o = out.data();
+  for (const auto& p : parts)
+    for (size_t i = 0; i < p.rows * blocks; ++i, o += sizeof(BlockQ8_0)) {
+      BlockQ5_0 b;
+      std::memcpy(&b, static_cast<const uint8_t*>(p.data) + i * sizeof(BlockQ5_0), sizeof b);
+      const BlockQ8_0 q = q5_0_as_q8_0(b);
+      std::memcpy(o, &q, sizeof q);
+    }
+  return out;
+}
+
+}  // namespace
+
 PackedWeight PackedWeight::pack(DType t, const std::vector<RowSource>& parts, size_t cols) {
+  if (t == DType::Q5_0) {
+    ACCEL_CHECK(cols % 32 == 0,
+                "q5_0 weight: %zu columns is not a whole number of 32-element blocks", cols);
+    size_t rows = 0;
+    for (const RowSource& p : parts) rows += p.rows;
+    const std::vector<uint8_t> q8 = q5_0_rows_as_q8_0(parts, cols);
+    return pack(DType::Q8_0, q8.data(), rows, cols);
+  }
   ACCEL_CHECK(cols % dtype_block_elems(t) == 0,
               "%.*s weight: %zu columns is not a whole number of %zu-element blocks",
               int(dtype_name(t).size()), dtype_name(t).data(), cols, dtype_block_elems(t));
@@ -412,6 +447,8 @@ PackedWeight PackedWeight::pack(DType t, const std::vector<RowSource>& parts, si
           mx::pack_block<kNR>(b, pan + kb * mx::block_bytes<kNR>(), c);
         }
         break;
+      case DType::Q5_0:
+        ACCEL_FAIL("q5_0 rows are repacked as q8_0 before this point");
       case DType::Q4_K:
       case DType::Q5_K:
       case DType::Q6_K: {
@@ -430,13 +467,13 @@ PackedWeight PackedWeight::pack(DType t, const std::vector<RowSource>& parts, si
 PackedWeight PackedWeight::pack_mixed(const std::vector<TypedRowSource>& parts, size_t cols) {
   ACCEL_CHECK(!parts.empty(), "a mixed weight needs at least one part");
   PackedWeight pw;
-  pw.type_ = parts[0].type;
   pw.cols_ = cols;
   for (const TypedRowSource& p : parts) {
     pw.segments_.push_back(pack(p.type, p.rows.data, p.rows.rows, cols));
     pw.rows_ += p.rows.rows;
     pw.bytes_ += pw.segments_.back().bytes();
   }
+  pw.type_ = pw.segments_.front().type();  // as packed (a q5_0 part is q8_0)
   return pw;
 }
 

@@ -11,6 +11,18 @@
 
 namespace accel {
 
+BlockQ8_0 q5_0_as_q8_0(const BlockQ5_0& b) {
+  uint32_t qh;
+  std::memcpy(&qh, b.qh, 4);
+  BlockQ8_0 o;
+  o.d = b.d;
+  for (int j = 0; j < 16; ++j) {
+    o.qs[j] = int8_t(((b.qs[j] & 0x0f) | ((qh >> j) & 1) << 4) - 16);
+    o.qs[j + 16] = int8_t(((b.qs[j] >> 4) | ((qh >> (j + 16)) & 1) << 4) - 16);
+  }
+  return o;
+}
+
 void dequantize_row(DType t, const void* src, float* dst, size_t n) {
   switch (t) {
     case DType::F32:
@@ -45,6 +57,14 @@ void dequantize_row(DType t, const void* src, float* dst, size_t n) {
       }
       return;
     }
+    case DType::Q5_0: {
+      const BlockQ5_0* b = static_cast<const BlockQ5_0*>(src);
+      for (size_t j = 0; j < n / 32; ++j) {
+        const BlockQ8_0 q = q5_0_as_q8_0(b[j]);
+        dequantize_row(DType::Q8_0, &q, dst + j * 32, 32);
+      }
+      return;
+    }
     case DType::Q4_K:
       dequantize_row_q4_K(static_cast<const BlockQ4_K*>(src), dst, n);
       return;
@@ -59,6 +79,22 @@ void dequantize_row(DType t, const void* src, float* dst, size_t n) {
       return;
   }
 }
+
+namespace {
+
+// The value of largest magnitude among 32 (the first of equal magnitudes), sign kept: ggml's
+// q4_0 and q5_0 reference quantizers scale by it so that it maps to the lowest code.
+float signed_absmax32(const float* x) {
+  float amax = 0, max = 0;
+  for (int i = 0; i < 32; ++i)
+    if (std::fabs(x[i]) > amax) {
+      amax = std::fabs(x[i]);
+      max = x[i];
+    }
+  return max;
+}
+
+}  // namespace
 
 void quantize_row(DType t, const float* src, void* dst, size_t n) {
   switch (t) {
@@ -90,15 +126,7 @@ void quantize_row(DType t, const float* src, void* dst, size_t n) {
     case DType::Q4_0: {  // ggml quantize_row_q4_0_ref
       BlockQ4_0* b = static_cast<BlockQ4_0*>(dst);
       for (size_t j = 0; j < n / 32; ++j) {
-        float amax = 0, max = 0;
-        for (int i = 0; i < 32; ++i) {
-          const float v = src[j * 32 + i];
-          if (std::fabs(v) > amax) {
-            amax = std::fabs(v);
-            max = v;
-          }
-        }
-        const float d = max / -8.f;
+        const float d = signed_absmax32(src + j * 32) / -8.f;
         const float id = d != 0 ? 1.f / d : 0.f;
         b[j].d = f32_to_fp16(d);
         for (int i = 0; i < 16; ++i) {
@@ -107,6 +135,25 @@ void quantize_row(DType t, const float* src, void* dst, size_t n) {
           const uint8_t q1 = uint8_t(std::min(15, int(int8_t(x1 + 8.5f))));
           b[j].qs[i] = uint8_t(q0 | (q1 << 4));
         }
+      }
+      return;
+    }
+    case DType::Q5_0: {  // ggml quantize_row_q5_0_ref
+      BlockQ5_0* b = static_cast<BlockQ5_0*>(dst);
+      for (size_t j = 0; j < n / 32; ++j) {
+        const float d = signed_absmax32(src + j * 32) / -16.f;
+        const float id = d != 0 ? 1.f / d : 0.f;
+        b[j].d = f32_to_fp16(d);
+        uint32_t qh = 0;
+        for (int i = 0; i < 16; ++i) {
+          const float x0 = src[j * 32 + i] * id, x1 = src[j * 32 + 16 + i] * id;
+          const uint8_t q0 = uint8_t(std::min(31, int(int8_t(x0 + 16.5f))));
+          const uint8_t q1 = uint8_t(std::min(31, int(int8_t(x1 + 16.5f))));
+          b[j].qs[i] = uint8_t((q0 & 0x0f) | ((q1 & 0x0f) << 4));
+          qh |= uint32_t((q0 & 0x10) >> 4) << i;
+          qh |= uint32_t((q1 & 0x10) >> 4) << (i + 16);
+        }
+        std::memcpy(b[j].qh, &qh, 4);
       }
       return;
     }

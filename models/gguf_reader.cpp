@@ -235,8 +235,8 @@ GgufValue read_value(Cursor& c) {
 }
 
 std::string type_list() {
-  return "supported: f32 (0), f16 (1), q4_0 (2), q8_0 (8), q4_K (12), q5_K (13), q6_K (14), "
-         "bf16 (30)";
+  return "supported: f32 (0), f16 (1), q4_0 (2), q5_0 (6), q8_0 (8), q4_K (12), q5_K (13), "
+         "q6_K (14), bf16 (30), mxfp4 (39)";
 }
 
 }  // namespace

@@ -261,6 +261,8 @@ uint32_t llama_file_type(DType t) {
       return 18;
     case DType::MXFP4:
       return 38;  // MOSTLY_MXFP4_MOE: the experts in mxfp4, the rest as written
+    case DType::Q5_0:
+      return 8;  // MOSTLY_Q5_0
   }
   writer_error("no llama.cpp file type for tensor type " + std::to_string(uint32_t(t)));
 }

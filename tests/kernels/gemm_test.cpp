@@ -381,8 +381,38 @@ TEST_P(GemmQ8_0Activations, ErrorStaysWithinTheCodeRoundingBound) {
   EXPECT_LT(max_code_error_hits, M * N / 4);  // a worst case; typical errors are far below it
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, GemmQ8_0Activations, ::testing::Values(DType::MXFP4, DType::Q8_0),
+INSTANTIATE_TEST_SUITE_P(Types, GemmQ8_0Activations,
+                         ::testing::Values(DType::MXFP4, DType::Q8_0, DType::Q5_0),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+// A q5_0 weight is packed as the q8_0 weight holding the same values (q5_0_as_q8_0): bit-identical
+// results to packing that q8_0 weight directly, for decode and for row tiles, whole or as a part
+// of a mixed weight.
+TEST(Gemm, Q5_0WeightsComputeExactlyAsTheirQ8_0Repack) {
+  const size_t N = 40, K = 96;
+  const std::vector<uint8_t> raw = make_weight(DType::Q5_0, N, K, 31);
+  std::vector<uint8_t> q8(N * K / 32 * sizeof(BlockQ8_0));
+  for (size_t i = 0; i < N * K / 32; ++i) {
+    BlockQ5_0 b;
+    std::memcpy(&b, raw.data() + i * sizeof(BlockQ5_0), sizeof b);
+    const BlockQ8_0 q = q5_0_as_q8_0(b);
+    std::memcpy(q8.data() + i * sizeof(BlockQ8_0), &q, sizeof q);
+  }
+  const PackedWeight a = PackedWeight::pack(DType::Q5_0, raw.data(), N, K);
+  const PackedWeight b = PackedWeight::pack(DType::Q8_0, q8.data(), N, K);
+  EXPECT_EQ(a.type(), DType::Q8_0);
+  const PackedWeight mixed = PackedWeight::pack_mixed(
+      {{DType::Q5_0, {raw.data(), 16}},
+       {DType::Q8_0, {q8.data() + 16 * (K / 32) * sizeof(BlockQ8_0), N - 16}}},
+      K);
+  EXPECT_EQ(mixed.type(), DType::Q8_0);
+  for (size_t M : {size_t(1), size_t(7)}) {
+    const std::vector<float> x = random_normal(M * K, 32 + M);
+    const std::vector<float> want = run(x.data(), M, K, b, nullptr);
+    EXPECT_TRUE(bit_equal(run(x.data(), M, K, a, nullptr), want)) << M;
+    EXPECT_TRUE(bit_equal(run(x.data(), M, K, mixed, nullptr), want)) << M;
+  }
+}
 
 // Every half value through the kernel's F16C path: with K = 1, X = 1 and no bias,
 // Y[n] = fma(1, w[n], +0) = w[n] (except -0 -> +0), so the in-kernel conversion must equal the

@@ -169,6 +169,57 @@ TEST(Q4_0, ErrorBound) {
   }
 }
 
+// q5_0 error: as q4_0 with 16 steps: d = max/-16, code = min(31, floor(x/d + 16.5)), so |err| <=
+// |d| (the clamp at x/d in [15.5, 16]) and <= |d|/2 elsewhere, plus the fp16 rounding of d times
+// |code - 16| <= 16: 16·|d|·2^-11.
+TEST(Q5_0, ErrorBound) {
+  const size_t n = 32 * 64;
+  const std::vector<float> x = test::random_normal(n, 5, 3.f);
+  std::vector<BlockQ5_0> q(n / 32);
+  std::vector<float> y(n);
+  quantize_row(DType::Q5_0, x.data(), q.data(), n);
+  dequantize_row(DType::Q5_0, q.data(), y.data(), n);
+  for (size_t b = 0; b < n / 32; ++b) {
+    float amax = 0;
+    for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[b * 32 + i]));
+    const double d = amax / 16.0;
+    for (int i = 0; i < 32; ++i) {
+      const double err = std::fabs(double(y[b * 32 + i]) - x[b * 32 + i]);
+      ASSERT_LE(err, d * (1 + 16 * std::ldexp(1.0, -11) + 1e-5)) << b << " " << i;
+    }
+  }
+}
+
+// The layout worked by hand (ggml's block_q5_0: low nibbles of elements j and j + 16 in qs[j],
+// their fifth bits at qh bits j and j + 16), and its q8_0 repack holding the same values.
+TEST(Q5_0, HandWorkedBlockAndItsQ8_0Repack) {
+  float x[32] = {};
+  x[0] = -16.f;  // max magnitude, negative: d = -16 / -16 = 1; code 0 -> -16
+  x[1] = 15.f;   // code 31 -> 15 (fifth bit set)
+  x[2] = 0.5f;   // 17.0 -> code 17 -> 1 (half rounds up; fifth bit set)
+  x[16] = -1.f;  // code 15 -> -1 (high nibble of qs[0], fifth bit clear)
+  x[17] = 3.f;   // code 19 -> 3 (fifth bit 16 + 1 = bit 17 set)
+  BlockQ5_0 b;
+  quantize_row(DType::Q5_0, x, &b, 32);
+  EXPECT_EQ(b.d, 0x3c00);
+  EXPECT_EQ(b.qs[0], 0x0 | 15 << 4);
+  EXPECT_EQ(b.qs[1], 15 | 3 << 4);  // element 17's code 19 = 16 + 3
+  EXPECT_EQ(b.qs[2], 1 | 0 << 4);   // element 18 is 0: code 16, nibble 0
+  uint32_t qh;
+  std::memcpy(&qh, b.qh, 4);
+  EXPECT_EQ(qh & 0x7u, 0x6u);          // elements 1 and 2 have their fifth bit, 0 not
+  EXPECT_EQ((qh >> 16) & 0x7u, 0x6u);  // 17 and 18 (a zero: code 16) have it, 16 not
+  const BlockQ8_0 q = q5_0_as_q8_0(b);
+  EXPECT_EQ(q.d, b.d);
+  const int8_t want[5][2] = {{0, -16}, {1, 15}, {2, 1}, {16, -1}, {17, 3}};
+  for (const auto& w : want) EXPECT_EQ(q.qs[w[0]], w[1]) << int(w[0]);
+  float y[32], z[32];
+  dequantize_row(DType::Q5_0, &b, y, 32);
+  dequantize_row(DType::Q8_0, &q, z, 32);
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(y[i], z[i]) << i;
+  EXPECT_EQ(y[17], 3.f);
+}
+
 TEST(Q4_0, HandWorkedBlocks) {
   float zeros[32] = {};
   BlockQ4_0 z;
