@@ -332,30 +332,35 @@ inline __attribute__((always_inline)) void sub_block_pair_narrow(const uint8_t* 
 
 // Row group t (K rows 4t .. 4t+3) of q6_K sub-block 4h + p for the W columns at `col`: the codes
 // 0..63, ggml's q before its - 32.
-template <int NR>
+// P is a template parameter so that the shifts are immediates and, with the row-group loops
+// unrolled, every address is a constant offset (bench_kquant q6_K M = 256, one thread, Zen 3,
+// 2026-11-28: the runtime-p form kept the loops rolled, with index arithmetic and a variable
+// shift per step).
+template <int NR, int P>
 inline __attribute__((always_inline)) iv::vi q6_codes(const uint8_t* ql, const uint8_t* qh, int h,
-                                                      int p, int t, size_t col) {
-  const size_t ql_row = 64 * size_t(h) + (p & 1) * 32, qh_row = 32 * size_t(h);
+                                                      int t, size_t col) {
+  const size_t ql_row = 64 * size_t(h) + (P & 1) * 32, qh_row = 32 * size_t(h);
   const iv::vi lo =
-      iv::and_(iv::srl16(iv::load(ql + grouped<NR>(ql_row + 4 * size_t(t), col)), (p >> 1) * 4),
+      iv::and_(iv::srl16(iv::load(ql + grouped<NR>(ql_row + 4 * size_t(t), col)), (P >> 1) * 4),
                iv::bytes(0x0F));
-  const iv::vi hi =  // bits 2p, 2p + 1 of qh row l -> code bits 4, 5
-      iv::and_(iv::move_bits(iv::load(qh + grouped<NR>(qh_row + 4 * size_t(t), col)), 2 * p, 4),
+  const iv::vi hi =  // bits 2P, 2P + 1 of qh row l -> code bits 4, 5
+      iv::and_(iv::move_bits(iv::load(qh + grouped<NR>(qh_row + 4 * size_t(t), col)), 2 * P, 4),
                iv::bytes(0x30));
   return iv::or_(lo, hi);
 }
 
 // A[r] += sc[g] * (sum_l code * xq - 32 * xsum16[g]) over the two halves g of sub-block 4h + p,
 // with the dot products in 32-bit lanes (dot4).
-template <int NR, int R>
+template <int NR, int R, int p>
 inline __attribute__((always_inline)) void q6_sub_block(const uint8_t* ql, const uint8_t* qh,
-                                                        size_t b, int h, int p, size_t col,
+                                                        size_t b, int h, size_t col,
                                                         const uint8_t* sc, const ActRow (&x)[R],
                                                         iv::vi (&A)[R]) {
   iv::vi s0[R], s1[R];
   for (int r = 0; r < R; ++r) s0[r] = s1[r] = iv::zero();
+#pragma GCC unroll 8
   for (int t = 0; t < 8; ++t) {  // rows 4t .. 4t+3 of the sub-block
-    const iv::vi code = q6_codes<NR>(ql, qh, h, p, t, col);
+    const iv::vi code = q6_codes<NR, p>(ql, qh, h, t, col);
     for (int r = 0; r < R; ++r) {
       const iv::vi xv = iv::bcast4(x[r].q + b * 256 + 128 * h + 32 * p + 4 * t);
       (t < 4 ? s0[r] : s1[r]) = iv::dot4(t < 4 ? s0[r] : s1[r], code, xv);
@@ -372,17 +377,18 @@ inline __attribute__((always_inline)) void q6_sub_block(const uint8_t* ql, const
 // The same integers with two steps' pair sums in 16-bit lanes (at most 2 * 2 * 63 * 127 = 32,004,
 // below 2^15: exact), scaled as they widen (iv::madd16_by); the -32 * xsum16 terms are added
 // apart, scaled by the same int8 scales.
-template <int NR, int R>
+template <int NR, int R, int p>
 inline __attribute__((always_inline)) void q6_sub_block_narrow(const uint8_t* ql, const uint8_t* qh,
-                                                               size_t b, int h, int p, size_t col,
+                                                               size_t b, int h, size_t col,
                                                                const uint8_t* sc,
                                                                const ActRow (&x)[R],
                                                                iv::vi (&A)[R]) {
   const iv::vi sc0 = iv::i8_to_i32(sc), sc1 = iv::i8_to_i32(sc + NR);
   const iv::vi sc0p = iv::i16_pairs(sc0), sc1p = iv::i16_pairs(sc1);
   iv::vi s16[R];
+#pragma GCC unroll 8
   for (int t = 0; t < 8; ++t) {
-    const iv::vi code = q6_codes<NR>(ql, qh, h, p, t, col);
+    const iv::vi code = q6_codes<NR, p>(ql, qh, h, t, col);
     for (int r = 0; r < R; ++r) {
       const iv::vi xv = iv::bcast4(x[r].q + b * 256 + 128 * h + 32 * p + 4 * t);
       s16[r] = iv::dot4_16(t % 2 ? s16[r] : iv::zero(), code, xv);
@@ -417,14 +423,20 @@ inline __attribute__((always_inline)) void sb_step(const uint8_t* panel, size_t 
     if constexpr (T == DType::Q6_K) {
       const uint8_t* ql = sb + 18 * NR;
       const uint8_t* qh = sb + 146 * NR;
-      for (int h = 0; h < 2; ++h)
-        for (int p = 0; p < 4; ++p) {  // sub-block 4h + p: K rows 128h + 32p + l, l < 32
+      for (int h = 0; h < 2; ++h) {
+        // sub-block 4h + p: K rows 128h + 32p + l, l < 32
+        const auto sub = [&]<int p>() {
           const uint8_t* sc = sb + 2 * NR + (8 * h + 2 * p) * NR + col;
           if constexpr (iv::kNarrowSums)
-            q6_sub_block_narrow<NR, R>(ql, qh, b, h, p, col, sc, x, A);
+            q6_sub_block_narrow<NR, R, p>(ql, qh, b, h, col, sc, x, A);
           else
-            q6_sub_block<NR, R>(ql, qh, b, h, p, col, sc, x, A);
-        }
+            q6_sub_block<NR, R, p>(ql, qh, b, h, col, sc, x, A);
+        };
+        sub.template operator()<0>();
+        sub.template operator()<1>();
+        sub.template operator()<2>();
+        sub.template operator()<3>();
+      }
       const simd::vf d = simd::from_f16(d16 + col);
       for (int r = 0; r < R; ++r)
         acc[r] = simd::fma(simd::mul(simd::set1(x[r].d[b]), d), iv::to_f(A[r]), acc[r]);
