@@ -48,6 +48,16 @@ std::vector<float> prefill(const Model& m, std::span<const int32_t> tokens,
 
 std::vector<int32_t> greedy_decode(const Model& m, KVCache& cache, std::vector<float> logits,
                                    int32_t next_pos, const DecodeOptions& opt) {
+  // Greedy decoding never trims, so its steps skip the recurrent states' rollback copies; the
+  // caller's setting is back afterwards, also when a step throws.
+  struct CheckpointsOff {
+    KVCache& c;
+    bool was;
+    explicit CheckpointsOff(KVCache& cache) : c(cache), was(cache.rollback_checkpoints()) {
+      c.set_rollback_checkpoints(false);
+    }
+    ~CheckpointsOff() { c.set_rollback_checkpoints(was); }
+  } off(cache);
   std::vector<int32_t> out;
   const int32_t row0 = 0;
   for (int i = 0; i < opt.max_tokens; ++i) {

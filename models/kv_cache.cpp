@@ -111,17 +111,20 @@ size_t KVCache::recurrent_bytes() const {
   return b;
 }
 
-// Every state is checkpointed at the last committed entry; a state a failed batch left advanced
-// goes back to its checkpoint first.
+// Every state is checkpointed at the last committed entry (unless checkpoints are off); a state a
+// failed batch left advanced goes back to its checkpoint first, which needs one.
 void KVCache::recurrent_stage(size_t n) {
   for (RecurrentState& s : rec_.states) {
     if (s.tokens() != n_) {
-      ACCEL_CHECK(s.has_checkpoint() && s.checkpoint_tokens() == n_,
-                  "recurrent state at %zu tokens, cache at %zu", s.tokens(), n_);
+      if (!rec_.checkpointed || !s.has_checkpoint() || s.checkpoint_tokens() != n_)
+        throw std::logic_error("KVCache: a recurrent state is at " + std::to_string(s.tokens()) +
+                               " tokens and the cache at " + std::to_string(n_) +
+                               " after a failed batch staged without checkpoints");
       s.rollback();
     }
-    s.checkpoint();
+    if (rec_.checkpoints) s.checkpoint();
   }
+  rec_.checkpointed = rec_.checkpoints;
   rec_.base = n_;
   rec_.logged = n;
 }
@@ -133,6 +136,11 @@ void KVCache::recurrent_trim(size_t keep) {
     rec_.logged = rec_.base = 0;
     return;
   }
+  if (!rec_.checkpointed)
+    throw std::logic_error(
+        "KVCache::trim: rolling back to " + std::to_string(keep) +
+        " entries: the last batch was staged without recurrent checkpoints "
+        "(set_rollback_checkpoints(false)), so recurrent layers cannot roll back");
   if (keep < rec_.base)
     throw std::logic_error("KVCache::trim: rolling back to " + std::to_string(keep) +
                            " entries: recurrent layers roll back only to the start of the last "

@@ -119,6 +119,45 @@ TEST_F(Qwen35, TrimBeyondTheLastBatchIsRefusedAndTrimAllClears) {
   test::expect_trim_beyond_last_batch_refused(*target_, 9);
 }
 
+// greedy_decode stages its steps without rollback checkpoints: its tokens and the states it
+// leaves equal checkpointed decoding's bit for bit, trim() of such a step is refused by name, the
+// caller's setting is back afterwards, and the next batch it stages can be trimmed again.
+TEST_F(Qwen35, GreedyDecodeSkipsCheckpointsAndTrimRefusesItsSteps) {
+  const Model& m = *target_;
+  const std::vector<int32_t> prompt = seeded_tokens(40, m.config().n_vocab, 5);
+  std::vector<int32_t> pos(prompt.size());
+  for (size_t i = 0; i < pos.size(); ++i) pos[i] = int32_t(i);
+  KVCache a = m.make_cache(), b = m.make_cache();
+  const std::vector<float> la = prefill(m, prompt, pos, a, 16), lb = prefill(m, prompt, pos, b, 16);
+  DecodeOptions opt;
+  opt.max_tokens = 6;
+  const std::vector<int32_t> got = greedy_decode(m, a, la, int32_t(prompt.size()), opt);
+  EXPECT_TRUE(a.rollback_checkpoints());
+  // The same steps by hand, each staged with its checkpoint.
+  std::vector<int32_t> want = {argmax(lb)};
+  const int32_t row0 = 0;
+  for (int i = 1; i < opt.max_tokens; ++i) {
+    const int32_t t = want.back(), p = int32_t(prompt.size()) + i - 1;
+    want.push_back(argmax(m.forward({&t, 1}, {&p, 1}, b, {&row0, 1})));
+  }
+  EXPECT_EQ(got, want);
+  EXPECT_TRUE(same_states(a, b, m.config().n_layer));
+  try {
+    a.trim(1);
+    ADD_FAILURE() << "trim of an uncheckpointed step accepted";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("set_rollback_checkpoints"), std::string::npos)
+        << e.what();
+  }
+  // A checkpointed batch of two tokens: trimming one of them works on both caches alike.
+  const int32_t two[2] = {want.back(), 7}, at[2] = {int32_t(a.size()), int32_t(a.size()) + 1};
+  m.forward(two, at, a, {&row0, 1});
+  m.forward(two, at, b, {&row0, 1});
+  a.trim(1);
+  b.trim(1);
+  EXPECT_TRUE(same_states(a, b, m.config().n_layer));
+}
+
 TEST_F(Qwen35, KvPredictionIsRefusedByName) {
   test::expect_kv_prediction_refused(*target_, 1);
 }
