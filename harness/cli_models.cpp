@@ -1,19 +1,42 @@
 // `accelbench models make|list` (and, via cli_import_llama2c.cpp, `models import-llama2c`).
 #include <cstdio>
+#include <optional>
+#include <stdexcept>
 
 #include "harness/cli.h"
 #include "harness/shipped_models.h"
 #include "kernels/dtype.h"
+#include "models/gguf.h"
 #include "models/synthetic.h"
+#include "models/tokenizer.h"
 
 namespace accel {
+
+namespace {
+
+// A file's tokenizer for `models make --vocab`, refused by name unless this engine can run it (the
+// members would otherwise be written and then fail to load).
+TokenizerSpec vocab_from_file(const std::string& path) {
+  TokenizerSpec spec = TokenizerSpec::from_gguf(GgufFile::open(path));
+  if (spec.tokens.empty() || spec.tokens.size() > (1u << 20))
+    throw std::invalid_argument("--vocab " + path + ": " + std::to_string(spec.tokens.size()) +
+                                " tokens (expected 1 to 2^20)");
+  try {
+    Tokenizer::create(spec);
+  } catch (const std::exception& e) {
+    throw std::invalid_argument("--vocab " + path + ": " + e.what());
+  }
+  return spec;
+}
+
+}  // namespace
 
 void register_models_commands(CLI::App& app, CliCommands& out) {
   CLI::App* models = app.add_subcommand("models", "Make, list or import model files");
   models->require_subcommand(1);
 
   struct MakeArgs {
-    std::string family, out_dir, dtype = "f32";
+    std::string family, out_dir, dtype = "f32", vocab;
     uint64_t seed = 0;
   };
   auto a = std::make_shared<MakeArgs>();
@@ -30,19 +53,26 @@ void register_models_commands(CLI::App& app, CliCommands& out) {
                    "rows are not a multiple of 256 are written as q8_0")
       ->check(CLI::IsMember(
           {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k", "q4_k_m", "q5_k_m"}));
+  make->add_option("--vocab", a->vocab,
+                   "GGUF file whose tokenizer the members get instead of the byte-level one (e.g. "
+                   "a llama.cpp vocab-only file such as ggml-vocab-qwen35.gguf): its tokens, "
+                   "merges and pre-tokenizer; token_embd and output get one row per token");
   out.push_back({make, [a, make] {
                    if (const auto shipped = find_shipped_family(a->family)) {
-                     if (make->count("--dtype") || make->count("--seed"))
+                     if (make->count("--dtype") || make->count("--seed") || make->count("--vocab"))
                        throw CLI::ValidationError(
-                           "--dtype/--seed", "family '" + a->family +
-                                                 "' is shipped as trained files (" + shipped->dir +
-                                                 "): it has no seed or weight type to choose");
+                           "--dtype/--seed/--vocab",
+                           "family '" + a->family + "' is shipped as trained files (" +
+                               shipped->dir + "): it has no seed or weight type to choose");
                      for (const auto& p : install_shipped_family(*shipped, a->out_dir))
                        std::printf("%s\n", p.c_str());
                      return 0;
                    }
                    const WeightScheme t = *weight_scheme_from_name(a->dtype);
-                   for (const auto& p : make_synthetic_family(a->family, a->out_dir, a->seed, t))
+                   std::optional<TokenizerSpec> vocab;
+                   if (!a->vocab.empty()) vocab = vocab_from_file(a->vocab);
+                   for (const auto& p : make_synthetic_family(a->family, a->out_dir, a->seed, t,
+                                                              vocab ? &*vocab : nullptr))
                      std::printf("%s\n", p.c_str());
                    return 0;
                  }});

@@ -687,8 +687,8 @@ void write_nemotron_h_layer(TensorSink& t, const SyntheticMemberSpec& m, int il,
 }  // namespace
 
 void set_synthetic_metadata(GgufWriter& w, const SyntheticMemberSpec& m, const std::string& family,
-                            uint64_t seed, DType dtype) {
-  const TokenizerSpec tok = byte_level_tokenizer_spec();
+                            uint64_t seed, DType dtype, const TokenizerSpec* vocab) {
+  const TokenizerSpec tok = vocab ? *vocab : byte_level_tokenizer_spec();
   const uint64_t V = tok.tokens.size(), E = uint64_t(m.n_embd), F = uint64_t(m.n_ff);
   const uint64_t hd = E / uint64_t(m.n_head);
   const std::string a = arch_name(m.arch);
@@ -744,13 +744,14 @@ void set_synthetic_metadata(GgufWriter& w, const SyntheticMemberSpec& m, const s
 }
 
 void write_synthetic_model(const SyntheticMemberSpec& m, const std::string& family, uint64_t seed,
-                           const WeightScheme& scheme, const std::string& path) {
-  const uint64_t V = byte_level_tokenizer_spec().tokens.size(), E = uint64_t(m.n_embd),
-                 F = uint64_t(m.n_ff);
+                           const WeightScheme& scheme, const std::string& path,
+                           const TokenizerSpec* vocab) {
+  const uint64_t V = vocab ? vocab->tokens.size() : byte_level_tokenizer_spec().tokens.size(),
+                 E = uint64_t(m.n_embd), F = uint64_t(m.n_ff);
   const uint64_t hd = E / uint64_t(m.n_head), Q = hd * uint64_t(m.n_head),
                  KV = hd * uint64_t(m.n_head_kv);
   GgufWriter w;
-  set_synthetic_metadata(w, m, family, seed, scheme.base);
+  set_synthetic_metadata(w, m, family, seed, scheme.base, vocab);
   w.set("general.file_type", GgufValue::of_u32(scheme.llama_file_type()));  // replaces in place
 
   // GPT-2-style initialisation: std 0.02, residual output projections scaled by 1/sqrt(2 L).
@@ -816,13 +817,14 @@ void write_synthetic_model(const SyntheticMemberSpec& m, const std::string& fami
 
 std::vector<std::string> make_synthetic_family(const std::string& family,
                                                const std::string& out_dir, uint64_t seed,
-                                               const WeightScheme& scheme) {
+                                               const WeightScheme& scheme,
+                                               const TokenizerSpec* vocab) {
   const SyntheticFamily& f = find_synthetic_family(family);
   std::filesystem::create_directories(out_dir);
   std::vector<std::string> paths;
   for (const auto& m : f.members) {
     const std::string path = (std::filesystem::path(out_dir) / (m.role + ".gguf")).string();
-    write_synthetic_model(m, f.name, seed, scheme, path);
+    write_synthetic_model(m, f.name, seed, scheme, path, vocab);
     paths.push_back(path);
   }
   return paths;

@@ -62,11 +62,16 @@ ModelConfig synthetic_member_config(const SyntheticMemberSpec& spec);
 
 class GgufWriter;
 
-// The metadata of one member's file (architecture, hyperparameters, byte-level tokenizer,
-// general.file_type in llama.cpp's numbering, family/role/seed), without tensors: what
-// write_synthetic_model writes before the weights. Tests check it for every family and dtype.
+struct TokenizerSpec;
+
+// The metadata of one member's file (architecture, hyperparameters, tokenizer, general.file_type
+// in llama.cpp's numbering, family/role/seed), without tensors: what write_synthetic_model writes
+// before the weights. Tests check it for every family and dtype. The tokenizer is the byte-level
+// one unless `vocab` is given (e.g. a llama.cpp vocab-only file's, `models make --vocab`): then
+// its tokens, merges and pre-tokenizer, and vocab_size is its token count.
 void set_synthetic_metadata(GgufWriter& w, const SyntheticMemberSpec& spec,
-                            const std::string& family, uint64_t seed, DType dtype);
+                            const std::string& family, uint64_t seed, DType dtype,
+                            const TokenizerSpec* vocab = nullptr);
 
 // The type a matrix with rows of `row_length` elements is written in for a member of weight type
 // `dtype`: dtype itself, or q8_0 when the row is not a whole number of dtype's blocks (k-quants
@@ -89,12 +94,15 @@ struct WeightScheme {
 std::optional<WeightScheme> weight_scheme_from_name(const std::string& name);
 
 // Writes one member as a GGUF file. Same (spec, family name, seed, scheme) -> byte-identical file.
+// token_embd and output have one row per token of `vocab` (byte-level when null).
 void write_synthetic_model(const SyntheticMemberSpec& spec, const std::string& family,
-                           uint64_t seed, const WeightScheme& scheme, const std::string& path);
+                           uint64_t seed, const WeightScheme& scheme, const std::string& path,
+                           const TokenizerSpec* vocab = nullptr);
 
 // Writes every member of the family into out_dir as <role>.gguf; returns the paths in table order.
 std::vector<std::string> make_synthetic_family(const std::string& family,
                                                const std::string& out_dir, uint64_t seed,
-                                               const WeightScheme& scheme);
+                                               const WeightScheme& scheme,
+                                               const TokenizerSpec* vocab = nullptr);
 
 }  // namespace accel

@@ -2,6 +2,8 @@
 // generate (text, random and empty prompts, JSON, logits output) and their error paths.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -106,6 +108,13 @@ TEST_F(CliEngine, ErrorsNameTheProblem) {
   EXPECT_NE(out.find("nope"), std::string::npos) << out;
   EXPECT_NE(test::run_cli("models make --family tiny --dtype q3_k --out " + dir_->file("x"), &out),
             0);
+  // --vocab: a file that is not there is refused by name, and nothing is written.
+  EXPECT_NE(test::run_cli("models make --family tiny --out " + dir_->file("v1") + " --vocab " +
+                              dir_->file("missing-vocab.gguf"),
+                          &out),
+            0);
+  EXPECT_NE(out.find("missing-vocab.gguf"), std::string::npos) << out;
+  EXPECT_FALSE(std::filesystem::exists(dir_->file("v1") + "/target.gguf"));
 }
 
 }  // namespace
