@@ -446,5 +446,11 @@ TEST(PldHybrid, EveryPresetKAndRandomCasesEqualBaselineGreedyOnTinyNemotronHMoe)
   expect_hybrid_pld_parity("tiny-nemotron-h-moe", 0, 4);
 }
 
+// qwen3next: qwen35moe's layers with interleaved key heads and ssm_ba. The accept kind is set
+// once the target's greedy output is seen (see the report of this test's first run).
+TEST(PldHybrid, EveryPresetKAndRandomCasesEqualBaselineGreedyOnTinyQwen3Next) {
+  expect_hybrid_pld_parity("tiny-qwen3next");
+}
+
 }  // namespace
 }  // namespace accel

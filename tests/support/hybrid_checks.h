@@ -23,6 +23,19 @@ namespace accel::test {
 std::string with_keys(const std::string& src, const std::string& dst,
                       const std::vector<std::pair<std::string, GgufValue>>& keys);
 
+// A tensor for with_tensors: its name, dims (ggml order), type and bytes.
+struct TensorBytes {
+  std::string name;
+  std::vector<uint64_t> dims;
+  DType type = DType::F32;
+  std::vector<uint8_t> bytes;
+};
+
+// Copies src to dst without the tensors named in `drop` and with `add` appended, metadata
+// unchanged; returns dst.
+std::string with_tensors(const std::string& src, const std::string& dst,
+                         const std::vector<std::string>& drop, const std::vector<TensorBytes>& add);
+
 // The engine's contracts on a hybrid model `m`, on seeded tokens (seed), as gtest expectations:
 //  - every position's logits bit-identical across prefill chunkings (1, 13, 64, 300 of 300
 //    tokens) on 1 and 2 threads;
