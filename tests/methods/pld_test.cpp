@@ -446,8 +446,8 @@ TEST(PldHybrid, EveryPresetKAndRandomCasesEqualBaselineGreedyOnTinyNemotronHMoe)
   expect_hybrid_pld_parity("tiny-nemotron-h-moe", 0, 4);
 }
 
-// qwen3next: qwen35moe's layers with interleaved key heads and ssm_ba. The accept kind is set
-// once the target's greedy output is seen (see the report of this test's first run).
+// qwen3next: qwen35moe's layers with interleaved key heads and beta/alpha from ssm_ba, rolled
+// back by the same checkpoint + replay.
 TEST(PldHybrid, EveryPresetKAndRandomCasesEqualBaselineGreedyOnTinyQwen3Next) {
   expect_hybrid_pld_parity("tiny-qwen3next");
 }
