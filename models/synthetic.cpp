@@ -61,6 +61,11 @@ constexpr float kNemotronMoeScale = 2.5f;
 }  // namespace
 
 const std::vector<SyntheticFamily>& synthetic_families() {
+  // tiny-qwen35's dense draft, shared by the tiny qwen35 / qwen35moe / qwen3next families: one
+  // Gated DeltaNet layer (1 key head over 2 value heads of 16) and one gated attention layer.
+  static const SyntheticMemberSpec tiny_qwen35_draft{
+      "draft", Arch::Qwen35, 2, 64, 2, 1,  160, 4096, 0, 0,
+      1e7f,    std::nullopt, 0, 0,  2, 16, 1,   2,    4};
   static const std::vector<SyntheticFamily> families = {
       {"tiny",
        "for tests: a 1K-token prompt prefills in well under a second",
@@ -158,8 +163,7 @@ const std::vector<SyntheticFamily>& synthetic_families() {
        "draft: one of each), for engine tests and the llama.cpp logit comparison",
        {{"target", Arch::Qwen35, 4, 128, 4, 2, 352, 4096, 0, 0, 1e7f, std::nullopt, 0, 0, 2, 32, 2,
          4, 4},
-        {"draft", Arch::Qwen35, 2, 64, 2, 1, 160, 4096, 0, 0, 1e7f, std::nullopt, 0, 0, 2, 16, 1, 2,
-         4}}},
+        tiny_qwen35_draft}},
       // Qwen3.5-MoE's FFN on tiny-qwen35's layers: 8 routed experts of width 128 (top-2,
       // softmax, renormalised) plus a sigmoid-gated shared expert of width 128; tiny-qwen35's
       // dense draft.
@@ -168,8 +172,7 @@ const std::vector<SyntheticFamily>& synthetic_families() {
        "expert) with tiny-qwen35's dense draft, for engine tests and the llama.cpp comparison",
        {{"target", Arch::Qwen35Moe, 4, 128, 4, 2, 128, 4096, 8, 2, 1e7f, std::nullopt, 0, 0, 2, 32,
          2, 4, 4},
-        {"draft", Arch::Qwen35, 2, 64, 2, 1, 160, 4096, 0, 0, 1e7f, std::nullopt, 0, 0, 2, 16, 1, 2,
-         4}}},
+        tiny_qwen35_draft}},
       // Qwen3-Next as llama.cpp's qwen3next loads it: tiny-qwen35-moe's layers with plain NeoX
       // RoPE (no M-RoPE sections), each of the 2 key heads repeated over 2 consecutive value heads
       // (interleaved, where qwen35 tiles), and beta/alpha from one ssm_ba tensor laid out per
@@ -180,8 +183,7 @@ const std::vector<SyntheticFamily>& synthetic_families() {
        "llama.cpp comparison",
        {{"target", Arch::Qwen3Next, 4, 128, 4, 2, 128, 4096, 8, 2, 1e7f, std::nullopt, 0, 0, 2, 32,
          2, 4, 4},
-        {"draft", Arch::Qwen35, 2, 64, 2, 1, 160, 4096, 0, 0, 1e7f, std::nullopt, 0, 0, 2, 16, 1, 2,
-         4}}},
+        tiny_qwen35_draft}},
       // The small target's width (768, 12 heads of 64, 4 KV heads) in Qwen3.5-122B-A10B's
       // proportions: every fourth layer gated attention (3 of 12), Gated DeltaNet with 4 key heads
       // tiled over 16 value heads of 128 (value width 2048 = 2.67 x 768, the 122B's 8192 / 3072),

@@ -100,13 +100,7 @@ TEST_F(Qwen3Next, ConfigIsQwen35MoesWithPlainNeoxRope) {
 // logits by > 1e-2. The reference reads key head h / 2 and ssm_ba's groups by index
 // (reference_forward.cpp), not through the engine's row order.
 TEST_F(Qwen3Next, BothMembersMatchNaiveDoubleForward) {
-  for (const auto& path : paths_) {
-    auto m = Model::load(path);
-    const auto toks = seeded_tokens(37, m->config().n_vocab, 3);
-    EXPECT_TRUE(
-        test::near_all(all_logits(*m, toks, 16), test::reference_forward(path, toks), 1e-4, 1e-4))
-        << path;
-  }
+  test::expect_members_match_reference(paths_);
 }
 
 TEST_F(Qwen3Next, SparsePositionsMatchNaiveDoubleForward) {

@@ -70,6 +70,15 @@ void expect_chunk_and_thread_invariance(const Model& m, uint64_t seed) {
   set_num_threads(saved);
 }
 
+void expect_members_match_reference(const std::vector<std::string>& paths) {
+  for (const auto& path : paths) {
+    auto m = Model::load(path);
+    const auto toks = seeded_tokens(37, m->config().n_vocab, 3);
+    EXPECT_TRUE(near_all(all_logits(*m, toks, 16), reference_forward(path, toks), 1e-4, 1e-4))
+        << path;
+  }
+}
+
 void expect_sparse_positions_match_reference(const Model& m, const std::string& path,
                                              uint64_t seed) {
   const auto toks = seeded_tokens(24, m.config().n_vocab, seed);

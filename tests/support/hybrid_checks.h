@@ -47,6 +47,10 @@ std::string with_tensors(const std::string& src, const std::string& dst,
 //  - a rollback past the last batch (the replay's inputs) is refused without changing the cache,
 //    trimming everything clears every state, and a fresh prefill then gives a fresh cache's bits.
 void expect_chunk_and_thread_invariance(const Model& m, uint64_t seed);
+// Each file's model against the naive double forward (reference_forward.h) on 37 seeded tokens
+// (seed 3) prefilled in chunks of 16, within 1e-4 absolute + 1e-4 relative (the tolerance
+// model_qwen35_test.cpp and model_nemotron_h_test.cpp derive for their families).
+void expect_members_match_reference(const std::vector<std::string>& paths);
 // A sparse prefill (24 kept tokens at positions 0, 3, 4, 7, 8, ..., in chunks of 7) against the
 // naive double forward of the file at `path` at the same positions, within 1e-4 absolute + 1e-4
 // relative (the tolerance model_qwen35_test.cpp derives): attention layers mask by position and
