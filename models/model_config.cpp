@@ -30,6 +30,8 @@ const char* arch_name(Arch a) {
       return "nemotron_h";
     case Arch::NemotronHMoe:
       return "nemotron_h_moe";
+    case Arch::Qwen3Next:
+      return "qwen3next";
   }
   return "?";
 }
@@ -72,7 +74,11 @@ bool has_recurrent_layers(const ModelConfig& c) {
 }
 
 bool is_qwen35_arch(Arch a) {
-  return a == Arch::Qwen35 || a == Arch::Qwen35Moe;
+  return a == Arch::Qwen35 || a == Arch::Qwen35Moe || a == Arch::Qwen3Next;
+}
+
+bool is_qwen35_moe_arch(Arch a) {
+  return a == Arch::Qwen35Moe || a == Arch::Qwen3Next;
 }
 
 bool is_nemotron_h_arch(Arch a) {
@@ -305,6 +311,33 @@ int read_ssm_keys(const GgufFile& f, const std::string& a, ModelConfig& c, uint6
   return n_layer_all;
 }
 
+// qwen35's interleaved M-RoPE sections, accepted only when every rotated pair of a text token
+// turns by the token's position (then M-RoPE is NeoX RoPE over n_rot dimensions).
+void read_rope_sections(const GgufFile& f, const std::string& a, ModelConfig& c) {
+  const std::string sk = a + "rope.dimension_sections";
+  const GgufValue* sv = f.find(sk);
+  if (!sv) bad(f, sk, "missing (llama.cpp requires it)");
+  if (sv->type != GgufType::ARRAY || sv->array_size() == 0 || sv->array_size() > 4 ||
+      (sv->arr_u.empty() && sv->arr_i.empty()))
+    bad(f, sk, "must be an array of 1 to 4 integers");
+  c.rope_sections.assign(4, 0);
+  for (size_t i = 0; i < sv->array_size(); ++i) {
+    const int64_t v = sv->arr_u.empty() ? sv->arr_i[i] : int64_t(sv->arr_u[i]);
+    if (v < 0 || v > 1024) bad(f, sk, "section " + std::to_string(v) + " outside [0, 1024]");
+    c.rope_sections[i] = int(v);
+  }
+  const int sect_dims =
+      c.rope_sections[0] + c.rope_sections[1] + c.rope_sections[2] + c.rope_sections[3];
+  if (c.rope_sections[0] + c.rope_sections[1] + c.rope_sections[2] == 0 || sect_dims > c.head_dim)
+    bad(f, sk, "sections must be non-zero and sum to at most the head size");
+  for (int i = 0; i < c.rope.n_rot / 2; ++i)
+    if (!imrope_turns_by_position(c.rope_sections, i))
+      bad(f, sk,
+          "rotated pair " + std::to_string(i) +
+              " would turn by the fourth (vision) position; only sections that rotate every pair "
+              "of a text token are supported");
+}
+
 void read_hybrid(const GgufFile& f, const std::string& a, ModelConfig& c) {
   const int n_layer_all = read_ssm_keys(f, a, c, 1u << 16, 1024);
   if (c.ssm_dt_rank % c.ssm_n_group != 0)
@@ -329,28 +362,8 @@ void read_hybrid(const GgufFile& f, const std::string& a, ModelConfig& c) {
     for (int il = 0; il < c.n_layer; ++il)
       c.recurrent_layers[size_t(il)] = (il + 1) % interval != 0;
   }
-  const std::string sk = a + "rope.dimension_sections";
-  const GgufValue* sv = f.find(sk);
-  if (!sv) bad(f, sk, "missing (llama.cpp requires it)");
-  if (sv->type != GgufType::ARRAY || sv->array_size() == 0 || sv->array_size() > 4 ||
-      (sv->arr_u.empty() && sv->arr_i.empty()))
-    bad(f, sk, "must be an array of 1 to 4 integers");
-  c.rope_sections.assign(4, 0);
-  for (size_t i = 0; i < sv->array_size(); ++i) {
-    const int64_t v = sv->arr_u.empty() ? sv->arr_i[i] : int64_t(sv->arr_u[i]);
-    if (v < 0 || v > 1024) bad(f, sk, "section " + std::to_string(v) + " outside [0, 1024]");
-    c.rope_sections[i] = int(v);
-  }
-  const int sect_dims =
-      c.rope_sections[0] + c.rope_sections[1] + c.rope_sections[2] + c.rope_sections[3];
-  if (c.rope_sections[0] + c.rope_sections[1] + c.rope_sections[2] == 0 || sect_dims > c.head_dim)
-    bad(f, sk, "sections must be non-zero and sum to at most the head size");
-  for (int i = 0; i < c.rope.n_rot / 2; ++i)
-    if (!imrope_turns_by_position(c.rope_sections, i))
-      bad(f, sk,
-          "rotated pair " + std::to_string(i) +
-              " would turn by the fourth (vision) position; only sections that rotate every pair "
-              "of a text token are supported");
+  // qwen3next has plain NeoX RoPE (llama.cpp's rope_ext; it never reads the sections key).
+  if (c.arch != Arch::Qwen3Next) read_rope_sections(f, a, c);
   if (c.rope.ext_factor != 0.f)
     bad(f, a + "rope.scaling.type", "YaRN is not supported for qwen35 (ggml-angle RoPE)");
   c.attn_output_gate = true;
@@ -460,11 +473,13 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
     c.arch = Arch::NemotronH;
   } else if (c.arch_name == "nemotron_h_moe") {
     c.arch = Arch::NemotronHMoe;
+  } else if (c.arch_name == "qwen3next") {
+    c.arch = Arch::Qwen3Next;
   } else {
     bad(f, "general.architecture",
         "architecture '" + c.arch_name +
             "' is not supported (supported: llama, qwen2, qwen3, gemma3, gemma4, gpt-oss, "
-            "qwen35, qwen35moe, nemotron_h, nemotron_h_moe)");
+            "qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe)");
   }
   const std::string a = c.arch_name + ".";
   // Bounds are generous for real models and small enough that products cannot overflow.
@@ -534,7 +549,8 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   if (is_qwen35_arch(c.arch)) read_hybrid(f, a, c);
   if (is_nemotron_h_arch(c.arch)) read_nemotron_h(f, a, c);
   c.n_expert = bounded_int_or(f, a + "expert_count", 0, 0, 1024);
-  if (c.arch == Arch::Qwen35Moe && c.n_expert == 0) bad(f, a + "expert_count", "missing or 0");
+  // qwen3next: llama.cpp refuses zero experts ("model cannot have zero experts").
+  if (is_qwen35_moe_arch(c.arch) && c.n_expert == 0) bad(f, a + "expert_count", "missing or 0");
   if (c.arch == Arch::Qwen35 && c.n_expert > 0)
     bad(f, a + "expert_count", "qwen35 has a dense FFN (experts are qwen35moe's)");
   if (c.arch == Arch::NemotronH && c.n_expert > 0)
@@ -543,15 +559,15 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   if (c.n_expert > 0) {
     c.n_expert_used = bounded_int(f, a + "expert_used_count", 1, uint64_t(c.n_expert));
     // qwen35moe's and nemotron_h_moe's default is feed_forward_length / expert_used_count.
-    const int def_ff = c.arch == Arch::Qwen35Moe || c.arch == Arch::NemotronHMoe
+    const int def_ff = is_qwen35_moe_arch(c.arch) || c.arch == Arch::NemotronHMoe
                            ? c.n_ff / c.n_expert_used
                            : c.n_ff;
     c.n_ff_expert = bounded_int_or(f, a + "expert_feed_forward_length", def_ff, 1, 1u << 18);
-    if (c.arch == Arch::Qwen35Moe)
+    if (is_qwen35_moe_arch(c.arch))
       c.n_ff_shexp =
           bounded_int_or(f, a + "expert_shared_feed_forward_length", c.n_ff, 1, 1u << 18);
     if (c.n_ff_expert == 0) bad(f, a + "expert_feed_forward_length", "missing");
-    if (c.arch == Arch::Qwen35Moe && c.n_ff_shexp == 0)
+    if (is_qwen35_moe_arch(c.arch) && c.n_ff_shexp == 0)
       bad(f, a + "expert_shared_feed_forward_length", "missing");
     if (c.arch == Arch::NemotronHMoe) read_nemotron_h_moe(f, a, c);
   } else if (c.n_ff == 0 && c.arch != Arch::NemotronH) {  // nemotron_h: FFN blocks are optional

@@ -3,7 +3,8 @@
 // or tokenizers. Unsupported architectures are refused by name. Sliding-window architectures
 // (gemma3, gemma4, gpt-oss) get per-layer attention kinds read as llama.cpp 3f545bec reads them;
 // Model::load still refuses them until their forward pass exists. qwen35 (Qwen3.5) gets its
-// hybrid layer kinds (Gated DeltaNet or gated attention) the same way.
+// hybrid layer kinds (Gated DeltaNet or gated attention) the same way, and so does qwen3next
+// (Qwen3-Next: qwen35moe's layers with plain NeoX RoPE and interleaved key heads).
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -26,7 +27,8 @@ enum class Arch {
   Qwen35,
   Qwen35Moe,
   NemotronH,
-  NemotronHMoe
+  NemotronHMoe,
+  Qwen3Next
 };
 
 struct ModelConfig {
@@ -85,7 +87,8 @@ struct ModelConfig {
   int ssm_d_state = 0;  // {arch}.ssm.state_size: head_k_dim (= head_v_dim for qwen35)
   int ssm_dt_rank = 0;  // {arch}.ssm.time_step_rank: value heads
   int ssm_n_group = 0;  // {arch}.ssm.group_count: key heads (divides the value heads)
-  // {arch}.rope.dimension_sections (interleaved M-RoPE's t/h/w/e sections in rotated pairs).
+  // {arch}.rope.dimension_sections (interleaved M-RoPE's t/h/w/e sections in rotated pairs;
+  // empty for qwen3next, whose RoPE is plain NeoX over rope.dimension_count dimensions).
   // Text positions give every section the token's position except the fourth (0); the engine
   // accepts sections under which every rotated pair turns by the token's position.
   std::vector<int> rope_sections;
@@ -144,8 +147,10 @@ bool has_sliding_layers(const ModelConfig& c);
 // Hybrid models: whether layer il is a recurrent (Gated DeltaNet) layer.
 bool is_recurrent_layer(const ModelConfig& c, int il);
 bool has_recurrent_layers(const ModelConfig& c);
-// qwen35 or qwen35moe: the hybrid forward pass (Model::forward_hybrid).
+// qwen35, qwen35moe or qwen3next: the hybrid forward pass (Model::forward_hybrid).
 bool is_qwen35_arch(Arch a);
+// qwen35moe or qwen3next: always MoE, with a sigmoid-gated shared expert.
+bool is_qwen35_moe_arch(Arch a);
 // nemotron_h or nemotron_h_moe: the Nemotron-H forward pass (Model::forward_nemotron_h).
 bool is_nemotron_h_arch(Arch a);
 // nemotron_h: whether layer il is an FFN-only block (it holds nothing in the cache).

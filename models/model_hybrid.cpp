@@ -1,6 +1,7 @@
 // Model's qwen35 (Qwen3.5) members: loading its gated-attention and Gated DeltaNet layers, the
-// hybrid cache, and the hybrid forward pass (llama.cpp 3f545bec src/models/qwen35.cpp). Shares the
-// loader helpers of model_loading.h; the other architectures' forward pass is in model.cpp.
+// hybrid cache, and the hybrid forward pass (llama.cpp 3f545bec src/models/qwen35.cpp), which
+// qwen35moe and qwen3next (src/models/qwen3next.cpp) share. Shares the loader helpers of
+// model_loading.h; the other architectures' forward pass is in model.cpp.
 #include "models/model.h"
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "kernels/quant.h"
 #include "kernels/threading.h"
 #include "models/model_loading.h"
+#include "models/qwen3next_layout.h"
 #include "models/rope_ggml.h"
 
 namespace accel {
@@ -23,6 +25,50 @@ namespace accel {
 using namespace model_loading;
 
 // ---- qwen35: gated attention and Gated DeltaNet layers (llama.cpp 3f545bec src/models/qwen35.cpp)
+
+namespace {
+
+// Which key head a value head reads: qwen35 tiles the key heads over the value heads, qwen3next
+// repeats each key head over r = n_v / n_k consecutive value heads (its "repeat interleave").
+DeltaHeadMap delta_head_map(const ModelConfig& c) {
+  return c.arch == Arch::Qwen3Next ? DeltaHeadMap::Interleaved : DeltaHeadMap::Tiled;
+}
+
+// The Gated DeltaNet in-projection's rows in the engine's order [qkv | z | beta | alpha], as views
+// of the file's tensors. qwen35(moe): attn_qkv, attn_gate, ssm_beta, ssm_alpha. qwen3next: attn_qkv
+// and attn_gate, or the legacy ssm_in re-laid from its per-key-head groups (refused when the file
+// has both forms or neither), then ssm_ba's per-group beta and alpha rows in value-head order.
+std::vector<GgufTensorInfo> delta_in_rows(const GgufFile& f, const ModelConfig& c,
+                                          const std::string& p) {
+  const DeltaLayerDims d = delta_layer_dims(c);
+  const uint64_t E = uint64_t(c.n_embd), conv = d.conv_channels(), V = d.value_dim(),
+                 H = uint64_t(d.n_v_heads);
+  std::vector<GgufTensorInfo> rows;
+  const bool legacy = f.find_tensor(p + "ssm_in.weight") != nullptr;
+  const bool split = f.find_tensor(p + "attn_qkv.weight") || f.find_tensor(p + "attn_gate.weight");
+  if (c.arch == Arch::Qwen3Next && legacy == split)
+    throw GgufError("[model] " + f.path() + ": tensor '" + p + "ssm_in.weight': " +
+                    (legacy ? "present together with '" + p +
+                                  "attn_qkv.weight' / 'attn_gate.weight' (one in-projection form)"
+                            : "missing, and so is '" + p + "attn_qkv.weight'"));
+  if (c.arch == Arch::Qwen3Next && legacy) {
+    rows = row_views(expect(f, p + "ssm_in.weight", {E, conv + V}), qwen3next_qkvz_rows(d));
+  } else {
+    rows.push_back(expect(f, p + "attn_qkv.weight", {E, conv}));
+    rows.push_back(expect(f, p + "attn_gate.weight", {E, V}));
+  }
+  if (c.arch == Arch::Qwen3Next) {
+    for (const GgufTensorInfo& v :
+         row_views(expect(f, p + "ssm_ba.weight", {E, 2 * H}), qwen3next_ba_rows(d)))
+      rows.push_back(v);
+  } else {
+    rows.push_back(expect(f, p + "ssm_beta.weight", {E, H}));
+    rows.push_back(expect(f, p + "ssm_alpha.weight", {E, H}));
+  }
+  return rows;
+}
+
+}  // namespace
 
 // One qwen35 layer. The layer-kind markers (attention.recurrent_layers or full_attention_interval)
 // must agree with the tensors the file has: a layer marked recurrent carries ssm_* tensors and no
@@ -55,11 +101,10 @@ void Model::load_qwen35_layer(int il, const std::string& p, LayerWeights& L) {
   } else {
     const DeltaLayerDims d = delta_layer_dims(c);
     const uint64_t conv = d.conv_channels(), V = d.value_dim(), H = uint64_t(d.n_v_heads);
-    L.w_delta_in = pack_rows(
-        f,
-        {&expect(f, p + "attn_qkv.weight", {E, conv}), &expect(f, p + "attn_gate.weight", {E, V}),
-         &expect(f, p + "ssm_beta.weight", {E, H}), &expect(f, p + "ssm_alpha.weight", {E, H})},
-        E);
+    const std::vector<GgufTensorInfo> in_rows = delta_in_rows(f, c, p);
+    std::vector<const GgufTensorInfo*> parts;
+    for (const GgufTensorInfo& r : in_rows) parts.push_back(&r);
+    L.w_delta_in = pack_rows(f, parts, E);
     const GgufTensorInfo& cw = expect(f, p + "ssm_conv1d.weight", {uint64_t(d.d_conv), conv});
     if (dtype_block_elems(cw.type) != 1)
       throw GgufError("[model] " + f.path() + ": tensor '" + p + "ssm_conv1d.weight' has type " +
@@ -72,8 +117,8 @@ void Model::load_qwen35_layer(int il, const std::string& p, LayerWeights& L) {
     L.ssm_out = pack_rows(f, {&expect(f, p + "ssm_out.weight", {V, E})}, V);
   }
   if (c.n_expert > 0) {
-    // qwen35moe: routed experts, and the shared expert in w_gate_up / w_down (free in MoE layers)
-    // with its gate row.
+    // qwen35moe and qwen3next: routed experts, and the shared expert in w_gate_up / w_down (free in
+    // MoE layers) with its gate row.
     load_routed_experts(f, p, c, L);
     const uint64_t S = uint64_t(c.n_ff_shexp);
     L.w_gate_up = pack_rows(f,
@@ -95,7 +140,7 @@ void Model::load_qwen35_layer(int il, const std::string& p, LayerWeights& L) {
 KVCache Model::make_hybrid_cache(KVDType kv_dtype) const {
   const DeltaLayerDims d = delta_layer_dims(cfg_);
   const GatedDeltaShape shape{d.n_k_heads, d.n_v_heads, d.head_k_dim, d.head_v_dim,
-                              DeltaHeadMap::Tiled};
+                              delta_head_map(cfg_)};
   RecurrentLayers r;
   r.layers = cfg_.recurrent_layers;
   r.state.conv_channels = int(d.conv_channels());
@@ -113,7 +158,8 @@ KVCache Model::make_hybrid_cache(KVDType kv_dtype) const {
 // Advances a Gated DeltaNet layer's state over n tokens of logged inputs ([n][qkv | z | beta |
 // alpha]) and writes the recurrence's output o [n][value_dim]: the causal conv over qkv with SiLU,
 // the per-head L2 norm of q and k (eps = the RMS norm's, as qwen35.cpp), the gates, and the
-// delta rule with qwen35's tiled key heads. The state's token count is the caller's to advance.
+// delta rule with the architecture's key-head map (delta_head_map). The state's token count is the
+// caller's to advance.
 void Model::advance_delta(int il, RecurrentState& state, const float* in, size_t n,
                           float* o) const {
   const LayerWeights& L = layers_[size_t(il)];
@@ -136,7 +182,7 @@ void Model::advance_delta(int il, RecurrentState& state, const float* in, size_t
   gi.beta = beta.data();
   gi.ldgate = H;
   gi.q_scale = 1.f / std::sqrt(float(d.head_k_dim));
-  gated_delta_rule({d.n_k_heads, d.n_v_heads, d.head_k_dim, d.head_v_dim, DeltaHeadMap::Tiled}, gi,
+  gated_delta_rule({d.n_k_heads, d.n_v_heads, d.head_k_dim, d.head_v_dim, delta_head_map(cfg_)}, gi,
                    n, state.scan_state(), o, V);
 }
 
@@ -160,8 +206,8 @@ void Model::delta_net(int il, const float* xn, size_t T, KVCache& cache, Forward
 
 // Gated attention: attn_q gives per head the query and a gate; the query and K get their RMS norms
 // and interleaved M-RoPE (which for text is NeoX RoPE over the first n_rot dimensions with ggml's
-// float angles, model_config.h), attention runs through the cache, and its output is multiplied
-// by sigmoid(gate) before the output projection.
+// float angles, model_config.h; qwen3next's plain NeoX RoPE is that same rotation), attention runs
+// through the cache, and its output is multiplied by sigmoid(gate) before the output projection.
 void Model::gated_attention(int il, const float* xn, size_t T, const int32_t* positions,
                             KVCache& cache, const ForwardHooks* hooks, float* out) const {
   const ModelConfig& c = cfg_;

@@ -61,6 +61,11 @@ constexpr float kNemotronMoeScale = 2.5f;
 }  // namespace
 
 const std::vector<SyntheticFamily>& synthetic_families() {
+  // tiny-qwen35's dense draft, shared by the tiny qwen35 / qwen35moe / qwen3next families: one
+  // Gated DeltaNet layer (1 key head over 2 value heads of 16) and one gated attention layer.
+  static const SyntheticMemberSpec tiny_qwen35_draft{
+      "draft", Arch::Qwen35, 2, 64, 2, 1,  160, 4096, 0, 0,
+      1e7f,    std::nullopt, 0, 0,  2, 16, 1,   2,    4};
   static const std::vector<SyntheticFamily> families = {
       {"tiny",
        "for tests: a 1K-token prompt prefills in well under a second",
@@ -158,8 +163,7 @@ const std::vector<SyntheticFamily>& synthetic_families() {
        "draft: one of each), for engine tests and the llama.cpp logit comparison",
        {{"target", Arch::Qwen35, 4, 128, 4, 2, 352, 4096, 0, 0, 1e7f, std::nullopt, 0, 0, 2, 32, 2,
          4, 4},
-        {"draft", Arch::Qwen35, 2, 64, 2, 1, 160, 4096, 0, 0, 1e7f, std::nullopt, 0, 0, 2, 16, 1, 2,
-         4}}},
+        tiny_qwen35_draft}},
       // Qwen3.5-MoE's FFN on tiny-qwen35's layers: 8 routed experts of width 128 (top-2,
       // softmax, renormalised) plus a sigmoid-gated shared expert of width 128; tiny-qwen35's
       // dense draft.
@@ -168,8 +172,18 @@ const std::vector<SyntheticFamily>& synthetic_families() {
        "expert) with tiny-qwen35's dense draft, for engine tests and the llama.cpp comparison",
        {{"target", Arch::Qwen35Moe, 4, 128, 4, 2, 128, 4096, 8, 2, 1e7f, std::nullopt, 0, 0, 2, 32,
          2, 4, 4},
-        {"draft", Arch::Qwen35, 2, 64, 2, 1, 160, 4096, 0, 0, 1e7f, std::nullopt, 0, 0, 2, 16, 1, 2,
-         4}}},
+        tiny_qwen35_draft}},
+      // Qwen3-Next as llama.cpp's qwen3next loads it: tiny-qwen35-moe's layers with plain NeoX
+      // RoPE (no M-RoPE sections), each of the 2 key heads repeated over 2 consecutive value heads
+      // (interleaved, where qwen35 tiles), and beta/alpha from one ssm_ba tensor laid out per
+      // key-head group; tiny-qwen35's dense draft.
+      {"tiny-qwen3next",
+       "tiny qwen3next hybrid target (tiny-qwen35-moe's layers with interleaved key heads, one "
+       "ssm_ba projection and NeoX RoPE) with tiny-qwen35's dense draft, for engine tests and the "
+       "llama.cpp comparison",
+       {{"target", Arch::Qwen3Next, 4, 128, 4, 2, 128, 4096, 8, 2, 1e7f, std::nullopt, 0, 0, 2, 32,
+         2, 4, 4},
+        tiny_qwen35_draft}},
       // The small target's width (768, 12 heads of 64, 4 KV heads) in Qwen3.5-122B-A10B's
       // proportions: every fourth layer gated attention (3 of 12), Gated DeltaNet with 4 key heads
       // tiled over 16 value heads of 128 (value width 2048 = 2.67 x 768, the 122B's 8192 / 3072),
@@ -307,7 +321,7 @@ ModelConfig synthetic_member_config(const SyntheticMemberSpec& m) {
     c.qk_norm = true;
     c.attn_output_gate = true;
     c.rope.n_rot = qwen35_n_rot(c.head_dim);
-    c.rope_sections = qwen35_sections(c.rope.n_rot);
+    if (m.arch != Arch::Qwen3Next) c.rope_sections = qwen35_sections(c.rope.n_rot);
     c.recurrent_layers.assign(size_t(m.n_layer), 0);
     for (int il = 0; il < m.n_layer; ++il)
       c.recurrent_layers[size_t(il)] = (il + 1) % m.full_attn_interval != 0;
@@ -316,7 +330,7 @@ ModelConfig synthetic_member_config(const SyntheticMemberSpec& m) {
     c.ssm_n_group = m.ssm_n_group;
     c.ssm_dt_rank = m.ssm_dt_rank;
     c.ssm_d_inner = m.ssm_dt_rank * m.ssm_d_state;
-    if (m.arch == Arch::Qwen35Moe) c.n_ff_shexp = m.n_ff;
+    if (is_qwen35_moe_arch(m.arch)) c.n_ff_shexp = m.n_ff;
   }
   if (is_nemotron_h_arch(m.arch)) {
     c.recurrent_layers.assign(size_t(m.n_layer), 0);
@@ -545,9 +559,10 @@ void write_gemma4_layer(TensorSink& t, const SyntheticMemberSpec& m, int il, dou
 
 // One qwen35 layer (llama_model_qwen35::load_arch_tensors): a gated attention layer (attn_q twice
 // q_dim wide: per head the query then the gate) or a Gated DeltaNet layer (attn_qkv, attn_gate,
-// ssm_beta, ssm_alpha, the f32 conv, dt bias, A = -exp(A_log) < 0, the shared head norm,
-// ssm_out), then post_attention_norm and the dense FFN. dt bias near -3 and A near -1 decay the
-// state by ~5% per token, so it remembers tens of tokens as trained models' slow heads do.
+// ssm_beta and ssm_alpha, or qwen3next's ssm_ba, the f32 conv, dt bias, A = -exp(A_log) < 0, the
+// shared head norm, ssm_out), then post_attention_norm and the dense FFN. dt bias near -3 and A
+// near -1 decay the state by ~5% per token, so it remembers tens of tokens as trained models' slow
+// heads do.
 void write_qwen35_layer(TensorSink& t, const SyntheticMemberSpec& m, int il, const std::string& p,
                         double s, double s_res) {
   const uint64_t E = uint64_t(m.n_embd), F = uint64_t(m.n_ff);
@@ -566,8 +581,12 @@ void write_qwen35_layer(TensorSink& t, const SyntheticMemberSpec& m, int il, con
     const uint64_t V = H * dk, conv = 2 * dk * uint64_t(m.ssm_n_group) + V;
     t.matrix(p + "attn_qkv.weight", {E, conv}, s);
     t.matrix(p + "attn_gate.weight", {E, V}, s);
-    t.matrix(p + "ssm_beta.weight", {E, H}, s);
-    t.matrix(p + "ssm_alpha.weight", {E, H}, s);
+    if (m.arch == Arch::Qwen3Next) {  // per key-head group: its value heads' beta, then alpha
+      t.matrix(p + "ssm_ba.weight", {E, 2 * H}, s);
+    } else {
+      t.matrix(p + "ssm_beta.weight", {E, H}, s);
+      t.matrix(p + "ssm_alpha.weight", {E, H}, s);
+    }
     t.vector(p + "ssm_conv1d.weight", conv * uint64_t(m.ssm_d_conv), 0, 0.3,
              {uint64_t(m.ssm_d_conv), conv});
     t.vector(p + "ssm_dt.bias", H, -3.0, 0.5);
@@ -576,7 +595,7 @@ void write_qwen35_layer(TensorSink& t, const SyntheticMemberSpec& m, int il, con
     t.matrix(p + "ssm_out.weight", {V, E}, s_res);
   }
   gemma_norm(t, p + "post_attention_norm.weight", E);
-  if (m.n_expert > 0) {  // qwen35moe: routed experts and the gated shared expert
+  if (m.n_expert > 0) {  // qwen35moe, qwen3next: routed experts and the gated shared expert
     const uint64_t NE = uint64_t(m.n_expert);
     t.matrix(p + "ffn_gate_inp.weight", {E, NE}, s);
     t.matrix(p + "ffn_gate_exps.weight", {E, F, NE}, s);
@@ -711,15 +730,16 @@ void set_synthetic_metadata(GgufWriter& w, const SyntheticMemberSpec& m, const s
         GgufValue::of_u32(uint32_t(is_qwen35_arch(m.arch) ? qwen35_n_rot(int(hd)) : hd)));
   if (is_qwen35_arch(m.arch)) {
     const std::vector<int> sec = qwen35_sections(qwen35_n_rot(int(hd)));
-    w.set(a + ".rope.dimension_sections",
-          GgufValue::of_i32_array({sec[0], sec[1], sec[2], sec[3]}));
+    if (m.arch != Arch::Qwen3Next)  // qwen3next's RoPE is plain NeoX: no sections key
+      w.set(a + ".rope.dimension_sections",
+            GgufValue::of_i32_array({sec[0], sec[1], sec[2], sec[3]}));
     w.set(a + ".full_attention_interval", GgufValue::of_u32(uint32_t(m.full_attn_interval)));
     w.set(a + ".ssm.conv_kernel", GgufValue::of_u32(uint32_t(m.ssm_d_conv)));
     w.set(a + ".ssm.state_size", GgufValue::of_u32(uint32_t(m.ssm_d_state)));
     w.set(a + ".ssm.group_count", GgufValue::of_u32(uint32_t(m.ssm_n_group)));
     w.set(a + ".ssm.time_step_rank", GgufValue::of_u32(uint32_t(m.ssm_dt_rank)));
     w.set(a + ".ssm.inner_size", GgufValue::of_u32(uint32_t(m.ssm_dt_rank * m.ssm_d_state)));
-    if (m.arch == Arch::Qwen35Moe)
+    if (is_qwen35_moe_arch(m.arch))
       w.set(a + ".expert_shared_feed_forward_length", GgufValue::of_u32(uint32_t(F)));
   }
   if (m.arch == Arch::Gemma4) set_gemma4_metadata(w, m, a, hd);

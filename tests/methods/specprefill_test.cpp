@@ -188,5 +188,10 @@ TEST(SpecPrefillHybrid, KeepOneEqualsBaselineBitForBitOnTinyNemotronHMoe) {
   EXPECT_EQ(expect_hybrid_keep_one_parity("tiny-nemotron-h-moe")["scoring_layers"], 1);
 }
 
+// qwen3next target (interleaved key heads, ssm_ba, NeoX RoPE) with tiny-qwen35's dense draft.
+TEST(SpecPrefillHybrid, KeepOneEqualsBaselineBitForBitOnTinyQwen3Next) {
+  expect_hybrid_keep_one_parity("tiny-qwen3next");
+}
+
 }  // namespace
 }  // namespace accel

@@ -139,8 +139,9 @@ std::vector<uint64_t> layer_values(const GgufFile& f, Problems& p, const std::st
   return out;
 }
 
+// qwen35, qwen35moe and qwen3next (llama_model_qwen3next: qwen35moe's hparams without M-RoPE).
 bool qwen35_family(const std::string& a) {
-  return a == "qwen35" || a == "qwen35moe";
+  return a == "qwen35" || a == "qwen35moe" || a == "qwen3next";
 }
 
 // gemma4 (llama_model_gemma4::load_arch_hparams): per-layer sliding flags and KV head counts as
@@ -279,9 +280,10 @@ Hparams check_hparams(const GgufFile& f, Problems& p, const std::string& a) {
     h.dt_rank = u32("ssm.time_step_rank", true);
     h.n_group = u32("ssm.group_count", true);
     if (f.has(a + ".full_attention_interval")) h.interval = u32("full_attention_interval", false);
-    typed(f, p, a + ".rope.dimension_sections", GgufType::ARRAY, true, GgufType::INT32);
-    if (a == "qwen35moe") {
-      if (h.n_expert == 0) p.add(a + ".expert_count: qwen35moe layers are mixtures of experts");
+    if (a != "qwen3next")  // qwen3next's RoPE is plain NeoX: it never reads the sections
+      typed(f, p, a + ".rope.dimension_sections", GgufType::ARRAY, true, GgufType::INT32);
+    if (a == "qwen35moe" || a == "qwen3next") {
+      if (h.n_expert == 0) p.add(a + ".expert_count: " + a + " layers are mixtures of experts");
       h.n_ff_exp = f.has(a + ".expert_feed_forward_length")
                        ? u32("expert_feed_forward_length", false)
                        : (used ? h.n_ff / used : 0);
@@ -291,8 +293,8 @@ Hparams check_hparams(const GgufFile& f, Problems& p, const std::string& a) {
     }
   }
   // qwen2/qwen3 MoE are other llama.cpp architectures (qwen2moe, qwen3moe), with other tensors.
-  if (h.n_expert > 0 && a != "llama" && a != "gpt-oss" && a != "qwen35moe")
-    p.add(a + ": experts are only read for llama, gpt-oss and qwen35moe");
+  if (h.n_expert > 0 && a != "llama" && a != "gpt-oss" && a != "qwen35moe" && a != "qwen3next")
+    p.add(a + ": experts are only read for llama, gpt-oss, qwen35moe and qwen3next");
   // gpt-oss (llama_model_openai_moe::load_arch_hparams): the expert width and the window are
   // required, the period and sliding-layer RoPE base optional; the layers are all MoE.
   if (a == "gpt-oss") {
@@ -308,7 +310,7 @@ Hparams check_hparams(const GgufFile& f, Problems& p, const std::string& a) {
 // One qwen35 / qwen35moe layer as llama_model_qwen35{,moe}::load_arch_tensors creates it: a Gated
 // DeltaNet layer when (l + 1) % interval != 0 (attn_qkv and attn_gate are optional to it), else
 // gated attention with attn_q twice the query width; then a dense or MoE + shared-expert FFN.
-void qwen35_layer_tensors(const Hparams& h, uint64_t l, const std::string& b,
+void qwen35_layer_tensors(const std::string& a, const Hparams& h, uint64_t l, const std::string& b,
                           std::map<std::string, std::vector<uint64_t>>& required,
                           std::map<std::string, std::vector<uint64_t>>& optional) {
   const uint64_t E = h.n_embd, hd = h.n_embd / h.n_head, Q = hd * h.n_head, KV = hd * h.n_head_kv;
@@ -321,8 +323,13 @@ void qwen35_layer_tensors(const Hparams& h, uint64_t l, const std::string& b,
     required[b + "ssm_conv1d.weight"] = {h.d_conv, conv};
     required[b + "ssm_dt.bias"] = {h.dt_rank};
     required[b + "ssm_a"] = {h.dt_rank};
-    required[b + "ssm_beta.weight"] = {E, h.dt_rank};
-    required[b + "ssm_alpha.weight"] = {E, h.dt_rank};
+    if (a == "qwen3next") {  // one ssm_ba; the legacy ssm_in is optional beside attn_qkv
+      optional[b + "ssm_in.weight"] = {E, conv + V};
+      required[b + "ssm_ba.weight"] = {E, 2 * h.dt_rank};
+    } else {
+      required[b + "ssm_beta.weight"] = {E, h.dt_rank};
+      required[b + "ssm_alpha.weight"] = {E, h.dt_rank};
+    }
     required[b + "ssm_norm.weight"] = {h.d_state};
     required[b + "ssm_out.weight"] = {V, E};
   } else {
@@ -433,7 +440,7 @@ void expected_tensors(const std::string& a, const Hparams& h, uint64_t n_vocab,
       continue;
     }
     if (qwen35_family(a)) {
-      qwen35_layer_tensors(h, l, b, required, optional);
+      qwen35_layer_tensors(a, h, l, b, required, optional);
       continue;
     }
     if (a == "nemotron_h" || a == "nemotron_h_moe") {
@@ -604,13 +611,13 @@ TEST(LlamaCppCompat, EverySyntheticFamilyMemberAndDtypeHasTheMetadataLlamaCppReq
 }
 
 // Whole files of every tiny family (llama, qwen2, qwen3, MoE, gemma3, gemma4, gpt-oss, qwen35,
-// qwen35moe, nemotron_h, nemotron_h_moe) in every dtype; the
+// qwen35moe, nemotron_h, nemotron_h_moe, qwen3next) in every dtype; the
 // larger families differ from these only in their sizes, which the metadata test above covers.
 TEST(LlamaCppCompat, TinyFamilyFilesInEveryDtypeHaveExactlyTheTensorsLlamaCppLoads) {
   test::TempDir dir;
-  for (const char* family :
-       {"tiny", "tiny-qwen2", "tiny-qwen3", "tiny-moe", "tiny-gemma3", "tiny-gemma4",
-        "tiny-gpt-oss", "tiny-qwen35", "tiny-qwen35-moe", "tiny-nemotron-h", "tiny-nemotron-h-moe"})
+  for (const char* family : {"tiny", "tiny-qwen2", "tiny-qwen3", "tiny-moe", "tiny-gemma3",
+                             "tiny-gemma4", "tiny-gpt-oss", "tiny-qwen35", "tiny-qwen35-moe",
+                             "tiny-nemotron-h", "tiny-nemotron-h-moe", "tiny-qwen3next"})
     for (DType t : kAllDtypes) {
       const std::string out =
           (dir.path() / (std::string(family) + "-" + std::string(dtype_name(t)))).string();

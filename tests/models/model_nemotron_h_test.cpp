@@ -70,13 +70,7 @@ TEST_F(NemotronH, LayerKindsAndCacheFollowTheFile) {
 // or relu^2 moves logits by far more (the deliberate-break check in the report: 1e-2 and up).
 // The draft carries the optional attention and FFN biases.
 TEST_F(NemotronH, BothMembersMatchNaiveDoubleForward) {
-  for (const auto& path : paths_) {
-    auto m = Model::load(path);
-    const auto toks = seeded_tokens(37, m->config().n_vocab, 3);
-    EXPECT_TRUE(
-        test::near_all(all_logits(*m, toks, 16), test::reference_forward(path, toks), 1e-4, 1e-4))
-        << path;
-  }
+  test::expect_members_match_reference(paths_);
 }
 
 // A sparse prefill (kept tokens at their original positions): attention layers mask by position,

@@ -40,6 +40,21 @@ std::string with_keys(const std::string& src, const std::string& dst,
   return dst;
 }
 
+std::string with_tensors(const std::string& src, const std::string& dst,
+                         const std::vector<std::string>& drop,
+                         const std::vector<TensorBytes>& add) {
+  const GgufFile f = GgufFile::open(src);
+  GgufWriter w;
+  for (const auto& [k, v] : f.metadata()) w.set(k, v);
+  for (const auto& t : f.tensors())
+    if (std::find(drop.begin(), drop.end(), t.name) == drop.end())
+      w.add_tensor(t.name, t.dims, t.type, f.tensor_data(t), size_t(t.n_bytes));
+  for (const TensorBytes& t : add)
+    w.add_tensor(t.name, t.dims, t.type, t.bytes.data(), t.bytes.size());
+  w.write(dst);
+  return dst;
+}
+
 void expect_chunk_and_thread_invariance(const Model& m, uint64_t seed) {
   const auto toks = seeded_tokens(300, m.config().n_vocab, seed);
   const int saved = num_threads();
@@ -53,6 +68,15 @@ void expect_chunk_and_thread_invariance(const Model& m, uint64_t seed) {
     }
   }
   set_num_threads(saved);
+}
+
+void expect_members_match_reference(const std::vector<std::string>& paths) {
+  for (const auto& path : paths) {
+    auto m = Model::load(path);
+    const auto toks = seeded_tokens(37, m->config().n_vocab, 3);
+    EXPECT_TRUE(near_all(all_logits(*m, toks, 16), reference_forward(path, toks), 1e-4, 1e-4))
+        << path;
+  }
 }
 
 void expect_sparse_positions_match_reference(const Model& m, const std::string& path,

@@ -23,6 +23,19 @@ namespace accel::test {
 std::string with_keys(const std::string& src, const std::string& dst,
                       const std::vector<std::pair<std::string, GgufValue>>& keys);
 
+// A tensor for with_tensors: its name, dims (ggml order), type and bytes.
+struct TensorBytes {
+  std::string name;
+  std::vector<uint64_t> dims;
+  DType type = DType::F32;
+  std::vector<uint8_t> bytes;
+};
+
+// Copies src to dst without the tensors named in `drop` and with `add` appended, metadata
+// unchanged; returns dst.
+std::string with_tensors(const std::string& src, const std::string& dst,
+                         const std::vector<std::string>& drop, const std::vector<TensorBytes>& add);
+
 // The engine's contracts on a hybrid model `m`, on seeded tokens (seed), as gtest expectations:
 //  - every position's logits bit-identical across prefill chunkings (1, 13, 64, 300 of 300
 //    tokens) on 1 and 2 threads;
@@ -34,6 +47,10 @@ std::string with_keys(const std::string& src, const std::string& dst,
 //  - a rollback past the last batch (the replay's inputs) is refused without changing the cache,
 //    trimming everything clears every state, and a fresh prefill then gives a fresh cache's bits.
 void expect_chunk_and_thread_invariance(const Model& m, uint64_t seed);
+// Each file's model against the naive double forward (reference_forward.h) on 37 seeded tokens
+// (seed 3) prefilled in chunks of 16, within 1e-4 absolute + 1e-4 relative (the tolerance
+// model_qwen35_test.cpp and model_nemotron_h_test.cpp derive for their families).
+void expect_members_match_reference(const std::vector<std::string>& paths);
 // A sparse prefill (24 kept tokens at positions 0, 3, 4, 7, 8, ..., in chunks of 7) against the
 // naive double forward of the file at `path` at the same positions, within 1e-4 absolute + 1e-4
 // relative (the tolerance model_qwen35_test.cpp derives): attention layers mask by position and

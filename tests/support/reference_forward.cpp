@@ -219,13 +219,84 @@ std::vector<double> causal_attention(const std::vector<std::vector<double>>& q,
   return att;
 }
 
+// A Gated DeltaNet layer's input projections per token: the conv input [q | k | v] (q and k by key
+// head, v by value head), the gate z and the pre-activation beta (b) and alpha (a) by value head.
+// qwen35: attn_qkv, attn_gate, ssm_beta, ssm_alpha. qwen3next (llama.cpp qwen3next.cpp): ssm_ba's
+// output per key-head group g of r value heads is [b for heads g*r .. g*r+r-1 | a for the same];
+// legacy files have ssm_in, whose output per group g is [q of key head g | k of key head g | v of
+// value heads g*r.. (r heads) | z of the same heads]; new ones attn_qkv and attn_gate.
+class DeltaProjections {
+ public:
+  DeltaProjections(const GgufFile& f, const ModelConfig& c, const std::string& p)
+      : next_(c.arch == Arch::Qwen3Next),
+        legacy_(next_ && f.find_tensor(p + "ssm_in.weight") != nullptr),
+        hk_(size_t(c.ssm_n_group)),
+        hv_(size_t(c.ssm_dt_rank)),
+        dk_(size_t(c.ssm_d_state)),
+        dv_(size_t(c.ssm_d_inner) / hv_) {
+    if (legacy_) {
+      w_[0] = load(f, p + "ssm_in.weight");
+    } else {
+      w_[0] = load(f, p + "attn_qkv.weight");
+      w_[1] = load(f, p + "attn_gate.weight");
+    }
+    if (next_) {
+      w_[2] = load(f, p + "ssm_ba.weight");
+    } else {
+      w_[2] = load(f, p + "ssm_beta.weight");
+      w_[3] = load(f, p + "ssm_alpha.weight");
+    }
+  }
+
+  void apply(const std::vector<double>& xn, std::vector<double>& in, std::vector<double>& z,
+             std::vector<double>& b, std::vector<double>& a) const {
+    const size_t r = hv_ / hk_, Kd = hk_ * dk_;
+    if (legacy_) {
+      const auto m = matvec(w_[0], xn);
+      const size_t group = 2 * dk_ + 2 * r * dv_;
+      in.assign(2 * Kd + hv_ * dv_, 0.0);
+      z.assign(hv_ * dv_, 0.0);
+      for (size_t g = 0; g < hk_; ++g) {
+        const double* blk = &m[g * group];
+        for (size_t i = 0; i < dk_; ++i)
+          in[g * dk_ + i] = blk[i], in[Kd + g * dk_ + i] = blk[dk_ + i];
+        for (size_t i = 0; i < r * dv_; ++i) {
+          in[2 * Kd + g * r * dv_ + i] = blk[2 * dk_ + i];
+          z[g * r * dv_ + i] = blk[2 * dk_ + r * dv_ + i];
+        }
+      }
+    } else {
+      in = matvec(w_[0], xn);
+      z = matvec(w_[1], xn);
+    }
+    if (!next_) {
+      b = matvec(w_[2], xn);
+      a = matvec(w_[3], xn);
+      return;
+    }
+    const auto ba = matvec(w_[2], xn);
+    b.assign(hv_, 0.0);
+    a.assign(hv_, 0.0);
+    for (size_t h = 0; h < hv_; ++h) {
+      b[h] = ba[(h / r) * 2 * r + h % r];
+      a[h] = ba[(h / r) * 2 * r + r + h % r];
+    }
+  }
+
+ private:
+  bool next_, legacy_;
+  size_t hk_, hv_, dk_, dv_;
+  Mat w_[4];
+};
+
 // qwen35 (llama.cpp src/models/qwen35.cpp), every layer x += mixer(rmsnorm(x)); x +=
 // ffn(rmsnorm(x)) with the FFN norm named post_attention_norm. The mixer of a recurrent layer is
 // Gated DeltaNet written from its definition in double: the depthwise causal conv (zero history)
 // with SiLU over [q | k | v], per-head L2 norms of q and k (x / max(|x|, eps)), decay
 // g = softplus(alpha + dt_bias) * A and beta = sigmoid(b), then per value head h (key head h mod
 // key heads) the state S (head_v_dim x head_k_dim, zero at the start): S *= e^g; S += beta (v -
-// S k) k^T; o = S q / sqrt(head_k_dim); and the gated norm rmsnorm(o_h) * w * silu(z_h). The
+// S k) k^T; o = S q / sqrt(head_k_dim); and the gated norm rmsnorm(o_h) * w * silu(z_h) (qwen3next:
+// key head h / (value heads / key heads), and the projections of DeltaProjections). The
 // mixer of an attention layer splits attn_q's per-head [query | gate], norms Q and K per head,
 // rotates them by NeoX RoPE over the first n_rot dimensions, attends causally by position, and
 // multiplies the result by sigmoid(gate). Tokens enter the recurrence in the order given.
@@ -242,17 +313,16 @@ std::vector<std::vector<double>> hybrid_layers(const GgufFile& f, const ModelCon
       const size_t Hk = size_t(c.ssm_n_group), Hv = size_t(c.ssm_dt_rank);
       const size_t dk = size_t(c.ssm_d_state), dv = size_t(c.ssm_d_inner) / Hv;
       const size_t Kd = Hk * dk, ch = 2 * Kd + Hv * dv, K = size_t(c.ssm_d_conv);
-      const Mat wqkv = load(f, p + "attn_qkv.weight"), wz = load(f, p + "attn_gate.weight"),
-                wb = load(f, p + "ssm_beta.weight"), wa = load(f, p + "ssm_alpha.weight"),
-                conv = load(f, p + "ssm_conv1d.weight"), dt = load(f, p + "ssm_dt.bias"),
+      const Mat conv = load(f, p + "ssm_conv1d.weight"), dt = load(f, p + "ssm_dt.bias"),
                 A = load(f, p + "ssm_a"), nw = load(f, p + "ssm_norm.weight"),
                 wout = load(f, p + "ssm_out.weight");
       std::vector<std::vector<double>> in(T), z(T), b(T), a(T);
-      for (size_t t = 0; t < T; ++t) {
-        const auto xn = rmsnorm(x[t], an, c.rms_eps);
-        in[t] = matvec(wqkv, xn), z[t] = matvec(wz, xn);
-        b[t] = matvec(wb, xn), a[t] = matvec(wa, xn);
-      }
+      const DeltaProjections proj(f, c, p);
+      for (size_t t = 0; t < T; ++t)
+        proj.apply(rmsnorm(x[t], an, c.rms_eps), in[t], z[t], b[t], a[t]);
+      // qwen3next repeats each key head over r consecutive value heads; qwen35 tiles them.
+      const size_t r = Hv / Hk;
+      auto key_head = [&](size_t h) { return c.arch == Arch::Qwen3Next ? h / r : h % Hk; };
       std::vector<double> S(Hv * dv * dk, 0.0);
       for (size_t t = 0; t < T; ++t) {
         std::vector<double> u(ch, 0.0);
@@ -271,8 +341,8 @@ std::vector<std::vector<double>> hybrid_layers(const GgufFile& f, const ModelCon
         for (size_t h = 0; h < Hv; ++h) {
           const double sp = std::log1p(std::exp(a[t][h] + dt[h]));
           const double decay = std::exp(sp * A[h]), beta = 1.0 / (1.0 + std::exp(-b[t][h]));
-          const double* q = &u[(h % Hk) * dk];
-          const double* k = &u[Kd + (h % Hk) * dk];
+          const double* q = &u[key_head(h) * dk];
+          const double* k = &u[Kd + key_head(h) * dk];
           const double* v = &u[2 * Kd + h * dv];
           double ss = 0;
           for (size_t j = 0; j < dv; ++j) {
