@@ -70,12 +70,13 @@ double attention_layers(const nlohmann::json& c) {
   return n;
 }
 
-// Q, K, V and O per token; qwen35's attn_q emits the query and its output gate (twice the rows).
+// Q, K, V and O per token; qwen35's and qwen3next's attn_q emit the query and its output gate
+// (twice the rows).
 double attention_projection_macs(const nlohmann::json& c) {
   const double E = field(c, "n_embd"), q = field(c, "n_head") * field(c, "head_dim"),
                kv = field(c, "n_head_kv") * field(c, "head_dim");
   const std::string arch = c.value("arch", "");
-  const double q_rows = arch == "qwen35" || arch == "qwen35moe" ? 2 * q : q;
+  const double q_rows = arch == "qwen35" || arch == "qwen35moe" || arch == "qwen3next" ? 2 * q : q;
   return E * q_rows + 2 * E * kv + q * E;
 }
 

@@ -157,18 +157,18 @@ TEST(KvcalcCli, GenerateKvBytesEqualKvcalcOnSlidingFamilies) {
 }
 
 // Hybrid families: the same equality with the recurrent layers' fixed state inside both figures,
-// and growth from 600 to 2000 tokens that is the attention layers' rows and the positions only
+// and growth from 300 to 1000 tokens that is the attention layers' rows and the positions only
 // (the state does not grow with the context).
 TEST(KvcalcCli, GenerateKvBytesEqualKvcalcOnHybridFamilies) {
   test::TempDir dir;
-  for (const char* family :
-       {"tiny-qwen35", "tiny-qwen35-moe", "tiny-nemotron-h", "tiny-nemotron-h-moe"}) {
+  for (const char* family : {"tiny-qwen35", "tiny-qwen35-moe", "tiny-qwen3next", "tiny-nemotron-h",
+                             "tiny-nemotron-h-moe"}) {
     const std::string model = make_synthetic_family(family, dir.file(family), 3, DType::F32)[0];
     for (const char* kv : {"f32", "int4"}) {
       SCOPED_TRACE(std::string(family) + " " + kv);
       uint64_t got[2] = {0, 0}, rows[2] = {0, 0}, state[2] = {0, 0};
       for (int i = 0; i < 2; ++i) {
-        const int n = i == 0 ? 600 : 2000;
+        const int n = i == 0 ? 300 : 1000;
         const KvFigures f = kv_figures(model, n, kv);
         const nlohmann::json& c = f.kvcalc;
         got[i] = f.generate_kv_bytes;
@@ -179,7 +179,7 @@ TEST(KvcalcCli, GenerateKvBytesEqualKvcalcOnHybridFamilies) {
       }
       EXPECT_GT(state[0], 0u);
       EXPECT_EQ(state[0], state[1]);
-      EXPECT_EQ(got[1] - got[0], rows[1] - rows[0] + 4 * (2000 - 600));
+      EXPECT_EQ(got[1] - got[0], rows[1] - rows[0] + 4 * (1000 - 300));
     }
   }
 }

@@ -136,8 +136,9 @@ TEST_F(Qwen3Next, LegacySsmInFileGivesBitIdenticalLogits) {
     const auto want = all_logits(*Model::load(src), toks, 40);
     const auto got = all_logits(*Model::load(legacy), toks, 40);
     EXPECT_TRUE(test::bit_equal(got, want));
-    if (t == DType::F32)
+    if (t == DType::F32) {
       EXPECT_TRUE(test::near_all(got, test::reference_forward(legacy, toks), 1e-4, 1e-4));
+    }
   }
 }
 
