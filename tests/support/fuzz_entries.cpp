@@ -222,6 +222,7 @@ std::vector<std::pair<std::string, std::vector<uint8_t>>> seeds(const std::strin
             {"gemma3-sliding-keys.gguf", gguf_seed("tiny-gemma3")},
             {"gpt-oss-sliding-keys.gguf", gguf_seed("tiny-gpt-oss")},
             {"qwen35-hybrid-keys.gguf", gguf_seed("tiny-qwen35-moe")},
+            {"qwen3next-hybrid-keys.gguf", gguf_seed("tiny-qwen3next")},
             {"nemotron-h-hybrid-keys.gguf", gguf_seed("tiny-nemotron-h")},
             {"nemotron-h-moe-hybrid-keys.gguf", gguf_seed("tiny-nemotron-h-moe")}};
   if (target == "tokenizer_metadata") {
