@@ -63,7 +63,8 @@ void register_models_commands(CLI::App& app, CliCommands& out) {
                        throw CLI::ValidationError(
                            "--dtype/--seed/--vocab",
                            "family '" + a->family + "' is shipped as trained files (" +
-                               shipped->dir + "): it has no seed or weight type to choose");
+                               shipped->dir +
+                               "): it has no seed, weight type or vocabulary to choose");
                      for (const auto& p : install_shipped_family(*shipped, a->out_dir))
                        std::printf("%s\n", p.c_str());
                      return 0;

@@ -119,7 +119,7 @@ void KVCache::recurrent_stage(size_t n) {
       if (!rec_.checkpointed || !s.has_checkpoint() || s.checkpoint_tokens() != n_)
         throw std::logic_error("KVCache: a recurrent state is at " + std::to_string(s.tokens()) +
                                " tokens and the cache at " + std::to_string(n_) +
-                               " after a failed batch staged without checkpoints");
+                               " after a failed batch, with no checkpoint to restore");
       s.rollback();
     }
     if (rec_.checkpoints) s.checkpoint();
