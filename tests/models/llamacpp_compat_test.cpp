@@ -629,8 +629,9 @@ TEST(LlamaCppCompat, TinyFamilyFilesInEveryDtypeHaveExactlyTheTensorsLlamaCppLoa
 // `models make --vocab`: tiny-qwen35's draft written with the Qwen3.5 vocabulary (llama.cpp's
 // vocab-only file, pre-tokenizer qwen35) holds that vocabulary's tokenizer, one embedding and
 // output row per token, the tensors llama.cpp loads, a tokenizer (read back from the file) that
-// encodes as the vocabulary's does, and a model that runs. (By hand, 2026-11-28: the f32 target and draft made this way agree
-// with libllama 3f545bec to 5.6e-7 and 4.5e-7 over 1,500 tokens + 8 greedy steps.)
+// encodes as the vocabulary's does, and a model that runs. (By hand, 2026-11-28: the f32 target and
+// draft made this way agree with libllama 3f545bec to 5.6e-7 and 4.5e-7 over 1,500 tokens + 8
+// greedy steps.)
 TEST(LlamaCppCompat, FamilyWrittenWithTheQwen35VocabularyKeepsItAndLoads) {
   const auto vocab_path = test::shared_data("llama.cpp-vocab/ggml-vocab-qwen35.gguf");
   if (!vocab_path)
