@@ -270,30 +270,29 @@ ModelConfig hybrid_base(const char* arch_name) {
   return c;
 }
 
-TEST(CostModel, HybridCountsEqualTheMethodsCounts) {
-  // The same layers under both names: the JSON twin doubles attn_q's rows by the arch's name.
-  for (const char* arch : {"qwen3next", "qwen35moe"}) {
-    ModelConfig c = hybrid_base(arch);
-    c.n_expert = 8;
-    c.n_expert_used = 2;
-    c.n_ff_expert = 16;
-    c.n_ff_shexp = 24;
-    c.attn_output_gate = true;
-    c.recurrent_layers = {1, 0, 1, 0};
-    const nlohmann::json j = config_json(c);
-    for (int64_t n : {1, 7, 300}) {
-      EXPECT_DOUBLE_EQ(prefill_flops(j, n), forward_flops(c, double(n), 0, 1)) << arch << n;
-      EXPECT_DOUBLE_EQ(decode_step_flops(j, n), forward_flops(c, 1, double(n - 1), 1)) << arch << n;
-    }
-  }
-  ModelConfig c = hybrid_base("qwen35moe");
+// A qwen35moe-style MoE hybrid under the given architecture name.
+ModelConfig hybrid_moe(const char* arch_name) {
+  ModelConfig c = hybrid_base(arch_name);
   c.n_expert = 8;
   c.n_expert_used = 2;
   c.n_ff_expert = 16;
   c.n_ff_shexp = 24;
   c.attn_output_gate = true;
   c.recurrent_layers = {1, 0, 1, 0};
-  const nlohmann::json j = config_json(c);
+  return c;
+}
+
+TEST(CostModel, HybridCountsEqualTheMethodsCounts) {
+  // The same layers under both names: the JSON twin doubles attn_q's rows by the arch's name.
+  for (const char* arch : {"qwen3next", "qwen35moe"}) {
+    const ModelConfig c = hybrid_moe(arch);
+    const nlohmann::json j = config_json(c);
+    for (int64_t n : {1, 7, 300}) {
+      EXPECT_DOUBLE_EQ(prefill_flops(j, n), forward_flops(c, double(n), 0, 1)) << arch << n;
+      EXPECT_DOUBLE_EQ(decode_step_flops(j, n), forward_flops(c, 1, double(n - 1), 1)) << arch << n;
+    }
+  }
+  const nlohmann::json j = config_json(hybrid_moe("qwen35moe"));
   // Attention counts only the two attention layers: per pair 2 layers x 2 x 4 heads x 8.
   EXPECT_DOUBLE_EQ(attention_pair_flops(j), 2 * 2 * 2 * 4 * 8.0);
   nlohmann::json bad = j;
