@@ -92,6 +92,82 @@ void block_pv(float* const* o, const float* alpha, const float* const* p, uint32
     for (int v = 0; v < NV; ++v) store(o[h] + v * W, ov[h][v]);
 }
 
+// The same per-head sequence as block_pv, for HN heads over a slice of SW of the head's NV vectors
+// at a time (each output element's operations and their order are block_pv's: o * alpha, then
+// one fma per visible key in key order). More heads per loaded row than block_pv affords, so
+// each row vector is loaded once per HN heads; the empty asm keeps the compiler from folding the
+// load into every head's fma as a memory operand (which made the loop load-bound: HN loads of
+// the same vector, 2026-11-28).
+template <int NV, int HN, int SW>
+void block_pv_sliced(float* const* o, const float* alpha, const float* const* p, uint32_t bits,
+                     const float* vt) {
+  static_assert(NV % SW == 0, "slices must tile the head");
+  constexpr int D = NV * W;
+  for (int s0 = 0; s0 < NV; s0 += SW) {
+    vf ov[HN][SW];
+    for (int h = 0; h < HN; ++h) {
+      const vf a = set1(alpha[h]);
+      for (int v = 0; v < SW; ++v) ov[h][v] = mul(load(o[h] + (s0 + v) * W), a);
+    }
+    for (int t = 0; t < kBlk; ++t) {
+      if (!(bits >> t & 1u)) continue;
+      const float* row = vt + size_t(t) * D + s0 * W;
+      vf x[SW];
+      for (int v = 0; v < SW; ++v) {
+        x[v] = load(row + v * W);
+        asm("" : "+v"(x[v]));
+      }
+      for (int h = 0; h < HN; ++h) {
+        const vf pj = set1(p[h][t]);
+        for (int v = 0; v < SW; ++v) ov[h][v] = fma(pj, x[v], ov[h][v]);
+      }
+    }
+    for (int h = 0; h < HN; ++h)
+      for (int v = 0; v < SW; ++v) store(o[h] + (s0 + v) * W, ov[h][v]);
+  }
+}
+
+// The last hn (<= HN) heads of a P.V sweep, in one block_pv pass.
+template <int NV, int HN>
+void block_pv_n(int hn, float* const* o, const float* alpha, const float* const* p, uint32_t bits,
+                const float* vt) {
+  if (hn == HN) return block_pv<NV, HN>(o, alpha, p, bits, vt);
+  if constexpr (HN > 1) return block_pv_n<NV, HN - 1>(hn, o, alpha, p, bits, vt);
+}
+
+// o_h = o_h * alpha_h + P_h . V over the block for the G heads of a kv group, whose partial
+// outputs start at part + h * stride + o_off and probabilities at p + h * kBlk: with AVX-512 and
+// an even NV eight heads at a time over slices of two vectors (block_pv_sliced: 16 accumulators,
+// one load of each row vector per 8 heads; 14% faster than block_pv's passes on the seed shape,
+// Zen 5, 2026-11-28), the rest HN at a time (block_pv). Each head's bits are block_pv's however
+// the heads are grouped.
+template <int NV, int HN>
+void pv_heads(int G, float* part, size_t stride, size_t o_off, const float* alpha, const float* p,
+              uint32_t bits, const float* vt) {
+  constexpr int kMax = HN > 8 ? HN : 8;
+  float* o[kMax];
+  const float* pp[kMax];
+  int h = 0;
+  auto gather = [&](int n) {
+    for (int u = 0; u < n; ++u) {
+      o[u] = part + size_t(h + u) * stride + o_off;
+      pp[u] = p + size_t(h + u) * kBlk;
+    }
+  };
+#if defined(__AVX512F__)
+  if constexpr (NV % 2 == 0)
+    for (; h + 8 <= G; h += 8) {
+      gather(8);
+      block_pv_sliced<NV, 8, 2>(o, alpha + h, pp, bits, vt);
+    }
+#endif
+  for (; h < G; h += HN) {
+    const int hn = std::min(HN, G - h);
+    gather(hn);
+    block_pv_n<NV, HN>(hn, o, alpha + h, pp, bits, vt);
+  }
+}
+
 // Bit t set when key j0 + t (t < nb <= 32) is visible at query position qp whose lowest visible
 // key position is ql (attention_window_lo).
 inline uint32_t visible_bits(const int32_t* pos, int nb, int32_t qp, int32_t ql) {

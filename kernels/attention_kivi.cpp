@@ -175,13 +175,6 @@ constexpr int pv_heads_per_pass() {
 #endif
 }
 
-template <int NV, int HN>
-void pv_n(int hn, float* const* o, const float* alpha, const float* const* p, uint32_t bits,
-          const float* vt) {
-  if (hn == HN) return block_pv<NV, HN>(o, alpha, p, bits, vt);
-  if constexpr (HN > 1) return pv_n<NV, HN - 1>(hn, o, alpha, p, bits, vt);
-}
-
 // Scores, softmax and P.V of one block for the group's G heads (the tiles are filled).
 template <int NV>
 void block_attend(const Problem& pr, Scratch& sc, const float* const* qv, const float* bias,
@@ -198,17 +191,8 @@ void block_attend(const Problem& pr, Scratch& sc, const float* const* qv, const 
           block_softmax(s[h - h0], pr.c, bits, &P[0], &P[1], &sc.p[size_t(h) * kBlk]);
     }
   }
-  constexpr int HN = pv_heads_per_pass<NV>();
-  for (int h0 = 0; h0 < pr.G; h0 += HN) {
-    const int hn = std::min(HN, pr.G - h0);
-    float* o[HN];
-    const float* pp[HN];
-    for (int u = 0; u < hn; ++u) {
-      o[u] = part + size_t(h0 + u) * stride + kPartO;
-      pp[u] = &sc.p[size_t(h0 + u) * kBlk];
-    }
-    pv_n<NV, HN>(hn, o, &sc.alpha[size_t(h0)], pp, bits, sc.vt.data());
-  }
+  pv_heads<NV, pv_heads_per_pass<NV>()>(pr.G, part, stride, kPartO, sc.alpha.data(), sc.p.data(),
+                                        bits, sc.vt.data());
 }
 
 // The next quantized block's key block and value records, a cache line at a time.

@@ -26,6 +26,7 @@
 #include <immintrin.h>
 
 #include "kernels/attention_block.h"
+#include "kernels/attention_pv8.h"
 #include "kernels/check.h"
 #include "kernels/quant.h"
 #include "kernels/simd.h"
@@ -188,6 +189,7 @@ struct Problem {
   size_t chunk, n_chunks;
   float c;             // scale * log2(e)
   bool float_scores;   // QuantScorePath::Float
+  bool pv8;            // QuantPV::Int8
   int window;          // AttentionShape::window
   const float* sinks;  // AttentionShape::sinks
 };
@@ -278,13 +280,40 @@ void quantize_queries(const float* q, int heads, int D, QuantQueries& out, size_
 struct Scratch {
   AlignedFloats vt, p, alpha;
   QuantQueries q;  // the item's G heads (when they are not rounded ahead of the items)
+  std::unique_ptr<attention_pv8::ValueBlock> vb;  // QuantPV::Int8: the block's value codes
+  int D = 0, G = 0;                               // the shape it was fitted to
   void fit(const Problem& pr) {
+    if (pr.pv8 && !vb) vb = std::make_unique<attention_pv8::ValueBlock>();
+    if (D == pr.D && G == pr.G) return;
     vt.assign(size_t(kBlk) * size_t(pr.D));
     p.assign(size_t(pr.G) * kBlk);
     alpha.assign(size_t(pr.G));
     q.fit(size_t(pr.G), pr.D);
+    D = pr.D;
+    G = pr.G;
   }
 };
+
+// What a call needs beyond its inputs, kept per calling thread and reused by its later calls:
+// decode calls the kernel once per layer and token, and allocating and zeroing the split-K
+// partials afresh (2.4 MB at a 32K seed-shape cache) took 440 us per call on average (fresh pages
+// each time: glibc maps an allocation that large; 2026-11-28, Zen 5), against ~5 ms for the
+// kernel. Nothing in it carries over between calls: every partial is written before it is read,
+// and every Scratch is refitted to the call's shape.
+struct Workspace {
+  std::vector<Scratch> scratch;      // per parallel slot
+  std::vector<AlignedFloats> parts;  // per slot: one row's chunk partials (per-row items)
+  AlignedFloats part;                // split-K: every item's partial
+  void fit_slots(size_t slots) {
+    if (scratch.size() < slots) scratch.resize(slots);
+    if (parts.size() < slots) parts.resize(slots);
+  }
+};
+
+Workspace& workspace() {
+  thread_local Workspace w;
+  return w;
+}
 
 // A chunk's partial result per query head of the group: m at [0], l at [1], o[D] (lane order)
 // from [kPartO] so that it starts a cache line.
@@ -431,37 +460,6 @@ constexpr int pv_heads_per_pass() {
 #endif
 }
 
-// The last hn (< HN) heads of a P.V sweep, in one pass.
-template <int NV, int HN>
-void block_pv_rest(int hn, float* const* o, const float* alpha, const float* const* p,
-                   uint32_t bits, const float* vt) {
-  if constexpr (HN > 1) {
-    if (hn == HN - 1) return block_pv<NV, HN - 1>(o, alpha, p, bits, vt);
-    return block_pv_rest<NV, HN - 1>(hn, o, alpha, p, bits, vt);
-  }
-}
-
-// o_h = o_h * alpha_h + P_h . V over the block for every head of the group, a few heads per pass
-// (each head's sequence of operations is block_pv's, however the heads are grouped).
-template <int NV>
-void pv_heads(int G, float* part, size_t stride, const float* alpha, const float* p, uint32_t bits,
-              const float* vt) {
-  constexpr int HN = pv_heads_per_pass<NV>();
-  float* o[HN];
-  const float* pp[HN];
-  for (int h = 0; h < G; h += HN) {
-    const int hn = std::min(HN, G - h);
-    for (int u = 0; u < hn; ++u) {
-      o[u] = part + size_t(h + u) * stride + kPartO;
-      pp[u] = p + size_t(h + u) * kBlk;
-    }
-    if (hn == HN)
-      block_pv<NV, HN>(o, alpha + h, pp, bits, vt);
-    else
-      block_pv_rest<NV, HN>(hn, o, alpha + h, pp, bits, vt);
-  }
-}
-
 #if defined(__AVX512F__)
 constexpr int kHeadsPerPass = 8;  // 8 heads x 2 key vectors = 16 accumulators
 #else
@@ -533,10 +531,20 @@ void run_chunk_nv(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, fl
         alpha[h] = block_softmax(s[h - h0], pr.c, bits, &P[0], &P[1], &sc.p[size_t(h) * kBlk]);
       }
     }
+    if constexpr (F == KVQuant::Int4) {
+      if (pr.pv8) {
+        attention_pv8::load_value_block(vbase + j0 * pr.rec, pr.rec, D, nb, bits, *sc.vb);
+        for (int h = 0; h < pr.G; ++h)
+          attention_pv8::pv8_head<NV>(part + size_t(h) * stride + kPartO, alpha[h],
+                                      &sc.p[size_t(h) * kBlk], *sc.vb);
+        continue;
+      }
+    }
     for (int t = 0; t < nb; ++t)
       if (bits >> t & 1u)
         dequant_record<F, D>(vbase + (j0 + size_t(t)) * pr.rec, &sc.vt[size_t(t) * D]);
-    pv_heads<NV>(pr.G, part, stride, alpha, sc.p.data(), bits, sc.vt.data());
+    pv_heads<NV, pv_heads_per_pass<NV>()>(pr.G, part, stride, kPartO, alpha, sc.p.data(), bits,
+                                          sc.vt.data());
   }
 }
 
@@ -634,7 +642,7 @@ float quantize_query_group(const float* x, int8_t* codes) {
 
 void attention_quant(const AttentionShape& s, const float* q, size_t ldq, const int32_t* q_pos,
                      size_t n_q, const QuantKV& kv, const int32_t* kv_pos, size_t n_kv, float* out,
-                     size_t ldo, size_t chunk, QuantScorePath path) {
+                     size_t ldo, size_t chunk, QuantScorePath path, QuantPV pv) {
   ACCEL_CHECK(s.n_kv_heads > 0 && s.n_heads % s.n_kv_heads == 0, "shape: %d heads, %d kv heads",
               s.n_heads, s.n_kv_heads);
   ACCEL_CHECK(s.head_dim > 0 && s.head_dim % kKVQuantGroup == 0 && s.head_dim <= kMaxD,
@@ -643,6 +651,8 @@ void attention_quant(const AttentionShape& s, const float* q, size_t ldq, const 
   ACCEL_CHECK(chunk > 0 && chunk % kBlk == 0, "chunk %zu must be a positive multiple of %d", chunk,
               kBlk);
   check_mask_options(s);
+  ACCEL_CHECK(pv == QuantPV::Exact || kv.format == KVQuant::Int4,
+              "8-bit P.V (QuantPV::Int8) is defined for int4 caches only, not q8_0");
   ACCEL_CHECK(s.softcap == 0.f,
               "attention soft-cap %g: the quantized attention kernels do not implement it",
               double(s.softcap));
@@ -671,18 +681,21 @@ void attention_quant(const AttentionShape& s, const float* q, size_t ldq, const 
              std::max<size_t>(1, (n_kv + chunk - 1) / chunk),
              s.scale * kLog2e,
              path == QuantScorePath::Float,
+             pv == QuantPV::Int8,
              s.window,
              s.sinks};
   const size_t stride = part_stride(pr), G = size_t(pr.G);
   const size_t rows = n_q * size_t(pr.Hkv);
-  std::vector<Scratch> scratch(static_cast<size_t>(parallel_slots()));
+  Workspace& ws = workspace();
+  ws.fit_slots(static_cast<size_t>(parallel_slots()));
+  std::vector<Scratch>& scratch = ws.scratch;
   const double work = quant_attention_work(s, n_q, n_kv);
   if (rows >= size_t(2 * num_threads()) || pr.n_chunks == 1) {
     // Enough (row, kv head) items: each runs its chunks in order and merges them itself.
-    std::vector<AlignedFloats> parts(scratch.size());
+    std::vector<AlignedFloats>& parts = ws.parts;
     parallel_for(rows, work, [&](size_t it, int slot) {
       Scratch& sc = scratch[size_t(slot)];
-      if (sc.vt.empty()) sc.fit(pr);
+      sc.fit(pr);
       AlignedFloats& part = parts[size_t(slot)];
       if (part.size() < pr.n_chunks * G * stride) part.assign(pr.n_chunks * G * stride);
       const size_t i = it / size_t(pr.Hkv);
@@ -696,8 +709,8 @@ void attention_quant(const AttentionShape& s, const float* q, size_t ldq, const 
     return;
   }
   // Split-K: one item per (row, kv head, chunk), then the merge as a separate pass.
-  AlignedFloats part;
-  part.assign(rows * pr.n_chunks * G * stride);
+  AlignedFloats& part = ws.part;
+  if (part.size() < rows * pr.n_chunks * G * stride) part.assign(rows * pr.n_chunks * G * stride);
   // Few rows here: every row's heads are rounded once, ahead of the chunk items that share them.
   QuantQueries qq;
   qq.fit(n_q * size_t(s.n_heads), pr.D);
@@ -705,7 +718,7 @@ void attention_quant(const AttentionShape& s, const float* q, size_t ldq, const 
     quantize_queries(q + i * ldq, s.n_heads, pr.D, qq, i * size_t(s.n_heads));
   parallel_for(rows * pr.n_chunks, work, [&](size_t it, int slot) {
     Scratch& sc = scratch[size_t(slot)];
-    if (sc.vt.empty()) sc.fit(pr);
+    sc.fit(pr);
     const size_t row = it / pr.n_chunks, ch = it % pr.n_chunks;
     const size_t i = row / size_t(pr.Hkv);
     const int g = int(row % size_t(pr.Hkv));

@@ -49,11 +49,25 @@ struct QuantKV {
 // forces the exact-float path every other build uses. Both give the same bits (the group dots are
 // exact integers either way); Float exists so that a test can hold them to it.
 enum class QuantScorePath { Auto, Float };
+// How P.V is computed for an int4 cache. Exact: values dequantized exactly into an f32 tile, each
+// weight p an f32 FMA operand (the numerics above). Int8 (attention_pv8.h): per 32-key block, head
+// and value group, the weights w_t = p_t * s_t (s_t: key t's value scale) are rounded to u8 codes
+// u_t relative to the block's largest (P = max p, sigma = max s over visible keys), and
+// sum_t u_t * c_{t,e} runs on the int4 codes in exact integers (vpdpbusd, or vpmaddubsw +
+// vpmaddwd without VNNI). Each block then adds sum_t u_t * kappa * (c_{t,e} - z_t) with
+// kappa = P * sigma / 255 in place of sum_t w_t * (c_{t,e} - z_t), so per block
+// |u_t * kappa - w_t| <= kappa / 2 (plus a few float roundings), and over the whole softmax
+// (the block maxima P sum to at most l) the output moves by at most
+//   (n_b / 510) * max_{t,g} s_t * max(|z_t|, |15 - z_t|) + float rounding,
+// n_b <= 32 the visible keys per block: a worst case of ~6% of the largest representable value,
+// reached only when every rounding errs the same way; attention_quant_test holds the kernel to it.
+// Scores, the softmax and the split-K merge are the exact kernel's. q8_0 caches refuse Int8.
+enum class QuantPV { Exact, Int8 };
 
 void attention_quant(const AttentionShape& s, const float* q, size_t ldq, const int32_t* q_pos,
                      size_t n_q, const QuantKV& kv, const int32_t* kv_pos, size_t n_kv, float* out,
                      size_t ldo, size_t chunk = kSplitKChunk,
-                     QuantScorePath path = QuantScorePath::Auto);
+                     QuantScorePath path = QuantScorePath::Auto, QuantPV pv = QuantPV::Exact);
 
 // The fused kernel's query rounding, one group of 32 elements: amax = max |x_e|, codes[e] =
 // nearbyint(x_e * (127 / amax)) (half to even; all zeros for an all-zero group), returns the step

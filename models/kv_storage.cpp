@@ -99,6 +99,8 @@ class QuantStorage final : public KVStorage {
   static size_t bytes_per_row(int n_kv_heads, int head_dim) {
     return 2 * size_t(n_kv_heads) * kv_quant_record_bytes(kFormat, head_dim);
   }
+  // How the fused decode kernel computes P.V: exact for every type but int4-pv8.
+  static constexpr QuantPV kPV = kType == KVDType::Int4Pv8 ? QuantPV::Int8 : QuantPV::Exact;
   KVDType dtype() const override { return kType; }
   size_t row_bytes() const override { return bytes_per_row(n_heads_, head_dim_); }
   void resize(size_t capacity) override {
@@ -117,7 +119,8 @@ class QuantStorage final : public KVStorage {
     store(kv, b, row0);
     const size_t n_kv = b.n_kv ? b.n_kv : row0 + b.n;
     if (kPlacement == QuantPlacement::Uniform || b.n == 1) {
-      attention_quant(s, b.q, b.ldq, b.q_pos, b.n, kv, kv_pos, n_kv, b.out, b.ldo);
+      attention_quant(s, b.q, b.ldq, b.q_pos, b.n, kv, kv_pos, n_kv, b.out, b.ldo, kSplitKChunk,
+                      QuantScorePath::Auto, kPV);
       return;
     }
     if (n_kv == b.n) {  // nothing stored besides this batch: its own rows are the whole context
@@ -200,6 +203,7 @@ class QuantStorage final : public KVStorage {
 using Int4Storage = QuantStorage<KVDType::Int4, KVQuant::Int4, QuantPlacement::Seed>;
 using Int4UniformStorage =
     QuantStorage<KVDType::Int4Uniform, KVQuant::Int4, QuantPlacement::Uniform>;
+using Int4Pv8Storage = QuantStorage<KVDType::Int4Pv8, KVQuant::Int4, QuantPlacement::Seed>;
 using Q8Storage = QuantStorage<KVDType::Q8_0, KVQuant::Q8_0, QuantPlacement::Seed>;
 using Q8UniformStorage = QuantStorage<KVDType::Q8_0Uniform, KVQuant::Q8_0, QuantPlacement::Uniform>;
 
@@ -241,6 +245,7 @@ constexpr KVTypeEntry kKVTypes[] = {
     row<Q8UniformStorage>(KVDType::Q8_0Uniform, "q8_0-uniform", kKVQuantGroup, true),
     {KVDType::Kivi4, "kivi4", kKiviGroup, false, &make_kivi<4>, &kivi_row_bytes<4>},
     {KVDType::Kivi2, "kivi2", kKiviGroup, false, &make_kivi<2>, &kivi_row_bytes<2>},
+    row<Int4Pv8Storage>(KVDType::Int4Pv8, "int4-pv8", kKVQuantGroup, false),
 };
 
 // The attention kernels of quantized types hold a head in registers: head_dim <= 256 there.

@@ -19,8 +19,10 @@ namespace accel {
 // full precision, a decode step through the quantized cache); the -uniform variants attend
 // through the quantized cache for every batch (batch-invariant). See kv_storage.cpp. kivi4 /
 // kivi2 are KIVI's per-channel keys and per-token values with a full-precision residual
-// (kv_storage_kivi.h).
-enum class KVDType { F32, F16, Int4, Int4Uniform, Q8_0, Q8_0Uniform, Kivi4, Kivi2 };
+// (kv_storage_kivi.h). int4-pv8 stores what int4 stores and places it alike, but its decode step
+// computes P.V on 8-bit probabilities (kernels/attention_quant.h, QuantPV::Int8): an approximation
+// with its own error bound, so it is a type of its own and never the default.
+enum class KVDType { F32, F16, Int4, Int4Uniform, Q8_0, Q8_0Uniform, Kivi4, Kivi2, Int4Pv8 };
 
 std::string kv_dtype_name(KVDType t);                              // "f32", "f16", "int4", ...
 std::optional<KVDType> kv_dtype_from_name(std::string_view name);  // nullopt when unknown

@@ -4,6 +4,7 @@
 //   f16            the same kernel over an f16 cache (widened in the kernel)
 //   dequant_int4   int4 records dequantized into an f32 scratch inside the timed region, then f32
 //   fused_int4     attention_quant on the int4 records (the fused kernel)
+//   fused_int4_pv8 the same with P.V on 8-bit probabilities (QuantPV::Int8)
 //   fused_q8_0     attention_quant on q8_0 records
 //   seed_naive     the Open-TQ-Metal benchmark's baseline shape: dequantized data precomputed
 //                  outside the clock, GQA materialised by repeating K/V per query head, plain
@@ -123,12 +124,14 @@ Cache& cache(int shape, size_t n) {
 
 // kv_bytes: what the variant reads; pv_fmas: the multiply-adds of P.V (n_kv x query heads x
 // head_dim), the same for every variant, which bench-table turns into an arithmetic floor;
-// fma_flops: the f32 arithmetic of scores and P.V (2 x 2 x pv_fmas; 0 for a plain read), the
+// fma_flops: the f32 arithmetic of scores and P.V (2 x 2 x pv_fmas; absent for a plain read), the
 // compute term of the variant's roofline bound.
 void set_counters(benchmark::State& st, const Cache& c, double bytes, bool computes = true) {
   st.counters["kv_bytes"] = bytes;
   st.counters["pv_fmas"] = double(c.n) * c.sh->heads * c.sh->D;
-  st.counters["fma_flops"] = computes ? 4.0 * double(c.n) * c.sh->heads * c.sh->D : 0.0;
+  // Not set for a plain read: a counter 0 in every repetition gets a NaN cv aggregate, which
+  // Google Benchmark's JSON writer prints unquoted (not JSON).
+  if (computes) st.counters["fma_flops"] = 4.0 * double(c.n) * c.sh->heads * c.sh->D;
   st.counters["GB/s"] =
       benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   st.counters["threads"] = accel::num_threads();
@@ -168,15 +171,34 @@ void BM_DequantInt4(benchmark::State& st, int shape, size_t n) {
   set_counters(st, c, double(c.k4.size() + c.v4.size()));
 }
 
-void fused(benchmark::State& st, int shape, size_t n, accel::KVQuant f) {
+// Which of the fused int4 kernel's multiply-adds run as u8 x s8 dot products in this build: the
+// scores where AVX-512 VBMI + VNNI exist (attention_quant.h), P.V with QuantPV::Int8 on every
+// build. The rest are f32 FMAs. The roofline bound takes each kind at its own measured peak.
+#if defined(__AVX512VBMI__) && defined(__AVX512VNNI__)
+constexpr bool kInt8Scores = true;
+#else
+constexpr bool kInt8Scores = false;
+#endif
+
+void fused(benchmark::State& st, int shape, size_t n, accel::KVQuant f,
+           accel::QuantPV pv = accel::QuantPV::Exact) {
   Cache& c = cache(shape, n);
   const int32_t qp = int32_t(n - 1);
   const size_t qd = size_t(c.sh->heads) * c.sh->D;
   for (auto _ : st)
     accel::attention_quant(c.shape(), c.q.data(), qd, &qp, 1, c.view(f), c.pos.data(), n,
-                           c.out.data(), qd);
+                           c.out.data(), qd, accel::kSplitKChunk, accel::QuantScorePath::Auto, pv);
   const auto& kq = f == accel::KVQuant::Int4 ? c.k4 : c.k8;
   set_counters(st, c, double(kq.size()) * 2);
+  if (f != accel::KVQuant::Int4) return;
+  const double macs = double(n) * c.sh->heads * c.sh->D;  // per product: scores, or P.V
+  const double int8 = (kInt8Scores ? macs : 0) + (pv == accel::QuantPV::Int8 ? macs : 0);
+  // Only nonzero counters are set (see set_counters).
+  if (int8 > 0) st.counters["int8_macs"] = int8;
+  if (int8 < 2 * macs)
+    st.counters["fma_flops"] = 2 * (2 * macs - int8);
+  else
+    st.counters.erase("fma_flops");
 }
 
 // The KIVI layout of a cache's rows (kv_storage_kivi.cpp): rows [0, n_quant) quantized
@@ -338,6 +360,9 @@ void register_all() {
       reg("dequant_int4", BM_DequantInt4);
       reg("fused_int4",
           [](benchmark::State& st, int s, size_t k) { fused(st, s, k, accel::KVQuant::Int4); });
+      reg("fused_int4_pv8", [](benchmark::State& st, int s, size_t k) {
+        fused(st, s, k, accel::KVQuant::Int4, accel::QuantPV::Int8);
+      });
       reg("fused_q8_0",
           [](benchmark::State& st, int s, size_t k) { fused(st, s, k, accel::KVQuant::Q8_0); });
       reg("stream_int4", BM_StreamInt4);

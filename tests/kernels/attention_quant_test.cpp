@@ -16,6 +16,7 @@
 #include "kernels/attention_quant.h"
 #include "kernels/kv_quant.h"
 #include "kernels/threading.h"
+#include "tests/support/quant_cache.h"
 #include "tests/support/test_support.h"
 
 namespace {
@@ -23,40 +24,10 @@ namespace {
 using accel::AttentionShape;
 using accel::KVQuant;
 
-// A quantized cache of n entries in the kernel's head-major record layout, plus its exact
-// dequantized values as token-major f32 rows (what the reference attends over).
-struct QuantCache {
-  KVQuant f;
-  int hkv, D;
-  size_t n, rec;
-  std::vector<uint8_t> k, v;
-  std::vector<float> kf, vf;
-  size_t khead() const { return accel::kv_quant_khead_bytes(f, D, n); }
-  accel::QuantKV view() const { return {f, k.data(), v.data(), khead(), n * rec}; }
-};
+using accel::test::QuantCache;
 
 QuantCache make_cache(KVQuant f, int hkv, int D, size_t n, uint64_t seed, float kscale = 1.f) {
-  QuantCache c{f, hkv, D, n, accel::kv_quant_record_bytes(f, D), {}, {}, {}, {}};
-  const size_t kv_dim = size_t(hkv) * size_t(D);
-  auto kraw = accel::test::random_normal(n * kv_dim, seed, kscale);
-  auto vraw = accel::test::random_normal(n * kv_dim, seed + 1);
-  c.k.resize(size_t(hkv) * c.khead());
-  c.v.resize(size_t(hkv) * n * c.rec);
-  std::vector<uint8_t> rec(c.rec);
-  c.kf.resize(n * kv_dim);
-  c.vf.resize(n * kv_dim);
-  for (size_t j = 0; j < n; ++j)
-    for (int g = 0; g < hkv; ++g) {
-      const size_t off = size_t(g) * n * c.rec + j * c.rec, col = j * kv_dim + size_t(g) * D;
-      accel::kv_quantize_head(f, &kraw[col], D, rec.data());
-      accel::kv_dequantize_head(f, rec.data(), D, &c.kf[col]);
-      accel::kblock_put(f, D, rec.data(),
-                        &c.k[size_t(g) * c.khead() + j / 32 * accel::kv_quant_kblock_bytes(f, D)],
-                        int(j % 32));
-      accel::kv_quantize_head(f, &vraw[col], D, &c.v[off]);
-      accel::kv_dequantize_head(f, &c.v[off], D, &c.vf[col]);
-    }
-  return c;
+  return accel::test::make_quant_cache(f, hkv, D, n, seed, kscale);
 }
 
 std::vector<int32_t> iota_pos(size_t n) {
@@ -206,41 +177,41 @@ TEST(AttentionQuant, SplitKMergeEqualsTheSinglePassWithinTheDerivedTolerance) {
   EXPECT_GT(worst, 0.0) << "split and single pass are expected to round differently";
 }
 
+// For both P.V paths (exact, and 8-bit: kernels/attention_pv8.h).
 TEST(AttentionQuant, BitIdenticalAcrossThreadsBatchAndMaskedLaterKeys) {
-  const AttentionShape s{12, 4, 64, 0.125f};
-  const size_t n = 2100;
-  const QuantCache c = make_cache(KVQuant::Int4, 4, 64, n, 31);
-  const auto kpos = iota_pos(n);
-  const int32_t p = 1337;
-  const auto qrow = accel::test::random_normal(12 * 64, 5);
-  // A: the query alone over exactly the keys it sees (decode: split-K items + merge pass).
-  auto alone = [&](int threads) {
-    const int t0 = accel::num_threads();
-    accel::set_num_threads(threads);
+  for (accel::QuantPV pv : {accel::QuantPV::Exact, accel::QuantPV::Int8}) {
+    SCOPED_TRACE(pv == accel::QuantPV::Exact ? "exact P.V" : "8-bit P.V");
+    const AttentionShape s{12, 4, 64, 0.125f};
+    const size_t n = 2100;
+    const QuantCache c = make_cache(KVQuant::Int4, 4, 64, n, 31);
+    const auto kpos = iota_pos(n);
+    const int32_t p = 1337;
     const size_t qd = 12 * 64;
-    std::vector<float> out(qd);
-    const int32_t qp = p;
-    accel::QuantKV kv = c.view();
-    accel::attention_quant(s, qrow.data(), qd, &qp, 1, kv, kpos.data(), size_t(p) + 1, out.data(),
-                           qd);
-    accel::set_num_threads(t0);
-    return out;
-  };
-  const auto a1 = alone(1), a2 = alone(2);
-  EXPECT_TRUE(accel::test::bit_equal(a1, a2));
-  // B: the same query as row 5 of a 9-row batch over all n keys (later keys masked; per-row items
-  // that merge their own chunks).
-  std::vector<int32_t> qpos{0, 100, 2000, 700, 5, p, 2099, 64, 1};
-  std::vector<float> q = accel::test::random_normal(qpos.size() * 12 * 64, 6);
-  std::copy(qrow.begin(), qrow.end(), q.begin() + 5 * 12 * 64);
-  for (int threads : {1, 2}) {
-    const int t0 = accel::num_threads();
-    accel::set_num_threads(threads);
-    const auto out = run(s, q, qpos, c, kpos);
-    accel::set_num_threads(t0);
-    EXPECT_TRUE(accel::test::bit_equal(
-        std::vector<float>(out.begin() + 5 * 12 * 64, out.begin() + 6 * 12 * 64), a1))
-        << threads << " threads";
+    const auto qrow = accel::test::random_normal(qd, 5);
+    auto with_threads = [&](int threads, const std::vector<float>& q,
+                            const std::vector<int32_t>& qpos, size_t n_kv) {
+      const int t0 = accel::num_threads();
+      accel::set_num_threads(threads);
+      std::vector<float> out(qpos.size() * qd);
+      accel::attention_quant(s, q.data(), qd, qpos.data(), qpos.size(), c.view(), kpos.data(), n_kv,
+                             out.data(), qd, accel::kSplitKChunk, accel::QuantScorePath::Auto, pv);
+      accel::set_num_threads(t0);
+      return out;
+    };
+    // A: the query alone over exactly the keys it sees (decode: split-K items + merge pass).
+    const auto a1 = with_threads(1, qrow, {p}, size_t(p) + 1);
+    EXPECT_TRUE(accel::test::bit_equal(a1, with_threads(2, qrow, {p}, size_t(p) + 1)));
+    // B: the same query as row 5 of a 9-row batch over all n keys (later keys masked; per-row
+    // items that merge their own chunks).
+    const std::vector<int32_t> qpos{0, 100, 2000, 700, 5, p, 2099, 64, 1};
+    std::vector<float> q = accel::test::random_normal(qpos.size() * qd, 6);
+    std::copy(qrow.begin(), qrow.end(), q.begin() + 5 * qd);
+    for (int threads : {1, 2}) {
+      const auto out = with_threads(threads, q, qpos, n);
+      EXPECT_TRUE(accel::test::bit_equal(
+          std::vector<float>(out.begin() + 5 * qd, out.begin() + 6 * qd), a1))
+          << threads << " threads";
+    }
   }
 }
 
