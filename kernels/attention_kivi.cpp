@@ -123,7 +123,11 @@ size_t part_stride(const Problem& pr) {
 // order, q ⊙ s per head, the block's probabilities, and the chunk partials.
 struct Scratch {
   std::vector<float> kt, vt, qs, p, alpha, bias, part, acc;
+  int fitted_D = 0, fitted_G = 0;
   void fit(const Problem& pr) {
+    if (fitted_D == pr.D && fitted_G == pr.G) return;
+    fitted_D = pr.D;
+    fitted_G = pr.G;
     const size_t D = size_t(pr.D), G = size_t(pr.G);
     kt.assign(D * kBlk, 0.f);
     vt.assign(kBlk * D, 0.f);
@@ -135,6 +139,19 @@ struct Scratch {
     acc.assign(G * part_stride(pr), 0.f);
   }
 };
+
+// The scratch and split-K partials of a calling thread, kept across its calls (decode calls once
+// per layer and token; attention_quant.cpp's Workspace says what a fresh allocation cost). Every
+// partial is written before it is read, and every Scratch is refitted to the call's shape.
+struct Workspace {
+  std::vector<Scratch> scratch;  // per parallel slot
+  std::vector<float> parts;      // split-K: every item's partial
+};
+
+Workspace& workspace() {
+  thread_local Workspace w;
+  return w;
+}
 
 // Scores of HN heads against the key tile, lanes over tile positions: one FMA chain over e per
 // key, then + bias (quantized blocks).
@@ -411,12 +428,14 @@ void attention_kivi(const AttentionShape& s, const float* q, size_t ldq, const i
   const size_t stride = part_stride(pr), G = size_t(pr.G);
   const size_t rows = n_q * size_t(pr.Hkv);
   const double work = 4.0 * double(n_q) * double(n_kv) * s.n_heads * s.head_dim;
-  std::vector<Scratch> scratch(static_cast<size_t>(parallel_slots()));
+  Workspace& ws = workspace();
+  if (ws.scratch.size() < size_t(parallel_slots())) ws.scratch.resize(size_t(parallel_slots()));
+  std::vector<Scratch>& scratch = ws.scratch;
   if (rows >= size_t(2 * num_threads()) || pr.n_chunks == 1) {
     // Enough (row, kv head) items: each runs its chunks in order, merging each as it ends.
     parallel_for(rows, work, [&](size_t it, int slot) {
       Scratch& sc = scratch[size_t(slot)];
-      if (sc.kt.empty()) sc.fit(pr);
+      sc.fit(pr);
       const size_t i = it / size_t(pr.Hkv);
       const int g = int(it % size_t(pr.Hkv));
       for (size_t h = 0; h < G; ++h) sc.acc[h * stride + 1] = 0.f;
@@ -429,10 +448,11 @@ void attention_kivi(const AttentionShape& s, const float* q, size_t ldq, const i
     return;
   }
   // Split-K: one item per (row, kv head, chunk), then the same merges as a separate pass.
-  std::vector<float> parts(rows * pr.n_chunks * G * stride);
+  std::vector<float>& parts = ws.parts;
+  if (parts.size() < rows * pr.n_chunks * G * stride) parts.resize(rows * pr.n_chunks * G * stride);
   parallel_for(rows * pr.n_chunks, work, [&](size_t it, int slot) {
     Scratch& sc = scratch[size_t(slot)];
-    if (sc.kt.empty()) sc.fit(pr);
+    sc.fit(pr);
     const size_t row = it / pr.n_chunks, ch = it % pr.n_chunks;
     run_chunk(pr, row / size_t(pr.Hkv), int(row % size_t(pr.Hkv)), ch, sc,
               &parts[(row * pr.n_chunks + ch) * G * stride]);
