@@ -94,10 +94,14 @@ void decode_after_prompt(benchmark::State& st, const Model& m) {
   ForwardHooks hooks;
   hooks.profile = &prof;
   const auto t0 = std::chrono::steady_clock::now();
+  const BackoffWindow backoffs;
   for (auto _ : st) {
     benchmark::DoNotOptimize(m.forward({&tok, 1}, {&pos, 1}, cache, {&row, 1}, &hooks));
     cache.trim(1);  // keep the context at n tokens
   }
+  // Periods in which the pool ran regions on one thread because it judged the machine busy
+  // (kernels/threading.h): nonzero means a 2-thread figure is partly a 1-thread one.
+  st.counters["backoffs"] = double(backoffs.events());
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // Bytes one decode step must read: every packed weight once, plus the K/V of all n entries.
