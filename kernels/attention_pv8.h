@@ -191,7 +191,10 @@ void pv8_head(float* o, float alpha, const float* p, const ValueBlock& vb) {
   for (int r = 0; r < kBV; ++r) pm = max(pm, load(p + r * W));
   const float P = hmax(pm);
   const vf av = set1(alpha);
-  if (!(P > 0)) {  // nothing visible, or every weight underflowed: the exact kernel adds zeros
+  // Nothing visible, or every weight below 2^-120 of the running maximum (where 255 / P would
+  // overflow to inf and 0 * inf make NaN codes): the block adds nothing. What it drops is at most
+  // 32 * 2^-120 * max |v| against l >= 1 (the running maximum's own weight), inside the bound.
+  if (!(P >= 0x1p-120f)) {
     for (int v = 0; v < NV; ++v) store(o + v * W, mul(load(o + v * W), av));
     return;
   }

@@ -61,7 +61,9 @@ enum class QuantScorePath { Auto, Float };
 //   (n_b / 510) * max_{t,g} s_t * max(|z_t|, |15 - z_t|) + float rounding,
 // n_b <= 32 the visible keys per block: a worst case of ~6% of the largest representable value,
 // reached only when every rounding errs the same way; attention_quant_test holds the kernel to it.
-// Scores, the softmax and the split-K merge are the exact kernel's. q8_0 caches refuse Int8.
+// A block whose largest weight is below 2^-120 of the running maximum adds nothing (that keeps
+// 255 / P finite). Scores, the softmax and the split-K merge are the exact kernel's. q8_0 caches
+// refuse Int8.
 enum class QuantPV { Exact, Int8 };
 
 void attention_quant(const AttentionShape& s, const float* q, size_t ldq, const int32_t* q_pos,

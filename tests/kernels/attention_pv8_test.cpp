@@ -202,6 +202,25 @@ TEST(Pv8, ABlockOfWeightsJustBelowTheRoundingStepComesWithinTenPercentOfTheBound
   }
 }
 
+// A block whose largest weight is tiny (2^-125, where 255 / P overflows a float) must not turn
+// its zero weights into NaN codes: it adds nothing, as the header says.
+TEST(Pv8, ABlockOfVanishingWeightsAddsNothingAndStaysFinite) {
+  constexpr int D = 64;
+  const size_t rec = accel::kv_quant_record_bytes(KVQuant::Int4, D);
+  std::vector<uint8_t> records(32 * rec);
+  const auto v = accel::test::random_normal(32 * size_t(D), 2);
+  for (int t = 0; t < 32; ++t)
+    accel::kv_quantize_head(KVQuant::Int4, &v[size_t(t) * D], D, &records[size_t(t) * rec]);
+  auto vb = std::make_unique<accel::attention_pv8::ValueBlock>();
+  accel::attention_pv8::load_value_block(records.data(), rec, D, 32, 0xffffffffu, *vb);
+  alignas(64) float p[32] = {};
+  p[3] = 0x1p-125f;
+  alignas(64) float o[D];
+  for (int k = 0; k < D; ++k) o[k] = float(k);
+  accel::attention_pv8::pv8_head<D / accel::simd::W>(o, 0.5f, p, *vb);
+  for (int k = 0; k < D; ++k) EXPECT_EQ(o[k], 0.5f * float(k)) << k;
+}
+
 TEST(Pv8, RefusesAQ8_0Cache) {
   const AttentionShape s{2, 1, 64, 0.125f};
   const QuantCache c = accel::test::make_quant_cache(KVQuant::Q8_0, 1, 64, 40, 3);
