@@ -58,9 +58,14 @@ enum class QuantScorePath { Auto, Float };
 // kappa = P * sigma / 255 in place of sum_t w_t * (c_{t,e} - z_t), so per block
 // |u_t * kappa - w_t| <= kappa / 2 (plus a few float roundings), and over the whole softmax
 // (the block maxima P sum to at most l) the output moves by at most
-//   (n_b / 510) * max_{t,g} s_t * max(|z_t|, |15 - z_t|) + float rounding,
-// n_b <= 32 the visible keys per block: a worst case of ~6% of the largest representable value,
-// reached only when every rounding errs the same way; attention_quant_test holds the kernel to it.
+//   (n_b / 510) * S * Zeta + float rounding,  S = max over keys and groups of s_t,
+//   Zeta = max over keys and groups of max(|z_t|, |15 - z_t|) (two separate maxima: one key's
+//   rounding step, set by the block's largest scale, multiplies another key's c - z),
+// n_b <= 32 the visible keys per block. Where scales are alike across keys that is ~6% of the
+// largest representable value; where they differ it is not: a key whose scale is far below the
+// block's largest rounds to code 0 and drops out (a small-scale key with a large offset can move
+// the output by half the largest value; attention_pv8_test builds one). The tests hold the kernel
+// to the bound.
 // A block whose largest weight is below 2^-120 of the running maximum adds nothing (that keeps
 // 255 / P finite). Scores, the softmax and the split-K merge are the exact kernel's. q8_0 caches
 // refuse Int8.

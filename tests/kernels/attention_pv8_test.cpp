@@ -163,6 +163,28 @@ TEST(Pv8, FlatAttentionOneDominantKeyAndMaximalCodesStayWithinTheBound) {
   }
 }
 
+// Mixed scales, where the bound's two maxima come from different keys: key 0 spans +-750 (scale
+// 100, zero 7.5), key 1 spans [1000, 1001] (scale 1/15, zero -15000); under flat attention key
+// 1's code is nearbyint(255 * (1/15) / 100) = 0, so its whole weight is dropped and the output
+// moves by ~500. The bound (separate maxima: 2/510 * 100 * 15000 ~ 5900) holds; a bound pairing
+// each key's scale with its own zero (max of s * max(|z|, |15 - z|): ~1000 * 2/510 ~ 4) would not.
+TEST(Pv8, MixedScalesDropASmallScaleKeyAndStayWithinTheBound) {
+  constexpr int D = 32;
+  QuantCache c = accel::test::make_quant_cache(KVQuant::Int4, 1, D, 2, 13);
+  std::vector<float> v(D);
+  for (int e = 0; e < D; ++e) v[size_t(e)] = e % 2 ? 750.f : -750.f;
+  accel::kv_quantize_head(KVQuant::Int4, v.data(), D, &c.v[0]);
+  for (int e = 0; e < D; ++e) v[size_t(e)] = 1000.f + float(e % 2);
+  accel::kv_quantize_head(KVQuant::Int4, v.data(), D, &c.v[c.rec]);
+  c.dequantize();
+  const AttentionShape s{1, 1, D, 1.f / std::sqrt(float(D))};
+  const std::vector<int32_t> qpos{1};
+  const std::vector<float> q(D, 0.f);  // flat: both keys weigh 1/2
+  const Gap g = gap(run(s, q, qpos, c, QuantPV::Exact), run(s, q, qpos, c, QuantPV::Int8));
+  EXPECT_LE(g.max, derived_bound(c) + 1e-4 * max_abs(c.vf));
+  EXPECT_GT(g.max, 400.0) << "key 1 was expected to round to code 0 and drop out";
+}
+
 // The tile's lane order (attention_quant.h): per 2W elements, W even ones then W odd ones.
 int lane_element(int k) {
   const int w = accel::simd::W, base = k / (2 * w) * (2 * w), r = k % (2 * w);
