@@ -224,9 +224,14 @@ template <int NV>
 void quant_block(const Problem& pr, Scratch& sc, const float* qrow, int g, size_t j0, uint32_t bits,
                  bool prefetch_next, float* part) {
   constexpr int D = NV * W;
-  const uint8_t* kb = pr.kv.k + size_t(g) * pr.kv.k_head_stride + j0 / kBlk * pr.kbb;
-  const uint8_t* vb = pr.kv.v + size_t(g) * pr.kv.v_head_stride;
-  if (prefetch_next) prefetch_block(kb + pr.kbb, vb + (j0 + kBlk) * pr.vrb, pr);
+  const size_t blk = kivi_stored_block(pr.kv, j0 / kBlk);
+  const uint8_t* k_head = pr.kv.k + size_t(g) * pr.kv.k_head_stride;
+  const uint8_t* kb = k_head + blk * pr.kbb;
+  const uint8_t* vb = pr.kv.v + size_t(g) * pr.kv.v_head_stride + blk * kBlk * pr.vrb;
+  if (prefetch_next) {
+    const size_t next = kivi_stored_block(pr.kv, j0 / kBlk + 1);
+    prefetch_block(k_head + next * pr.kbb, vb + (next - blk) * kBlk * pr.vrb, pr);
+  }
   const int bits_k = pr.kv.bits;
   for (int e = 0; e < D; ++e)
     decode32<false>(kb + size_t(e) * pr.cb, bits_k, 0.f, 0.f, &sc.kt[size_t(e) * kBlk]);
@@ -253,7 +258,7 @@ void quant_block(const Problem& pr, Scratch& sc, const float* qrow, int g, size_
   const size_t groups = size_t(D / kKiviGroup);
   for (int p = 0; p < kBlk; ++p) {
     if (!(tbits >> p & 1u)) continue;
-    const uint8_t* rec = vb + (j0 + size_t(pr.perm[p])) * pr.vrb;
+    const uint8_t* rec = vb + size_t(pr.perm[p]) * pr.vrb;
     const uint8_t* vs = rec + groups * pr.cb;
     const uint8_t* vm = vs + 2 * groups;
     for (size_t gg = 0; gg < groups; ++gg)
@@ -384,6 +389,10 @@ void check_problem(const AttentionShape& s, size_t n_q, size_t ldq, size_t ldo, 
               double(s.softcap));
   ACCEL_CHECK(kv.n_quant % kKiviGroup == 0, "%zu quantized rows: not whole blocks of %d",
               kv.n_quant, kKiviGroup);
+  ACCEL_CHECK(kv.ring_blocks == 0 ||
+                  (kv.first_block < kv.ring_blocks && kv.n_quant / kKiviGroup <= kv.ring_blocks),
+              "ring view: first block %zu, %zu quantized rows, %zu stored blocks", kv.first_block,
+              kv.n_quant, kv.ring_blocks);
   ACCEL_CHECK(n_kv == kv.n_quant + kv.rows[0].n + kv.rows[1].n,
               "n_kv %zu != %zu quantized + %zu + %zu full-precision rows", n_kv, kv.n_quant,
               kv.rows[0].n, kv.rows[1].n);
@@ -480,6 +489,10 @@ void attention_kivi_dequantized(const AttentionShape& s, const float* q, size_t 
               kv.rows[0].n, kv.rows[1].n);
   ACCEL_CHECK(kv.n_quant % kKiviGroup == 0, "%zu quantized rows: not whole blocks of %d",
               kv.n_quant, kKiviGroup);
+  ACCEL_CHECK(kv.ring_blocks == 0 ||
+                  (kv.first_block < kv.ring_blocks && kv.n_quant / kKiviGroup <= kv.ring_blocks),
+              "ring view: first block %zu, %zu quantized rows, %zu stored blocks", kv.first_block,
+              kv.n_quant, kv.ring_blocks);
   const size_t D = size_t(s.head_dim), kv_dim = size_t(s.n_kv_heads) * D;
   const size_t kbb = kivi_key_block_bytes(kv.bits, s.head_dim);
   const size_t vrb = kivi_value_record_bytes(kv.bits, s.head_dim);
@@ -487,11 +500,12 @@ void attention_kivi_dequantized(const AttentionShape& s, const float* q, size_t 
   vf.resize(n_kv * kv_dim);
   for (size_t g = 0; g < size_t(s.n_kv_heads); ++g)
     for (size_t b = 0; b < kv.n_quant / kKiviGroup; ++b) {
-      kivi_dequantize_key_block(kv.k + g * kv.k_head_stride + b * kbb, s.head_dim, kv.bits,
+      const size_t blk = kivi_stored_block(kv, b);
+      kivi_dequantize_key_block(kv.k + g * kv.k_head_stride + blk * kbb, s.head_dim, kv.bits,
                                 kKiviGroup, &kf[b * kKiviGroup * kv_dim + g * D], kv_dim);
-      for (size_t t = b * kKiviGroup; t < (b + 1) * kKiviGroup; ++t)
-        kivi_dequantize_value(kv.v + g * kv.v_head_stride + t * vrb, s.head_dim, kv.bits,
-                              &vf[t * kv_dim + g * D]);
+      for (size_t t = 0; t < kKiviGroup; ++t)
+        kivi_dequantize_value(kv.v + g * kv.v_head_stride + (blk * kKiviGroup + t) * vrb,
+                              s.head_dim, kv.bits, &vf[(b * kKiviGroup + t) * kv_dim + g * D]);
     }
   size_t at = kv.n_quant;
   for (const KiviKV::Rows& r : kv.rows)

@@ -6,8 +6,9 @@
 //
 // What the fused kernel computes, fixed for a given (query row, head) and independent of the
 // batch, the thread count and which thread runs a chunk:
-//   keys are visited in blocks of 32 aligned to index 0 (block b of a quantized region is key
-//   block b), blocks grouped into chunks of 512 keys aligned to index 0;
+//   keys are visited in blocks of 32 aligned to index 0 of the view (KiviKV: view block b of the
+//   quantized region is a stored key block), blocks grouped into chunks of 512 keys aligned to
+//   index 0;
 //   a quantized block's score for key t is  ((sum_e fl(q_e * s_e) * c_et) + bias) * scale * log2 e
 //   where c_et is the integer code, s_e / m_e the channel's fp16 scale and min, the sum over
 //   e = 0..D-1 one FMA chain in order, and bias = sum_e q_e * m_e (FMA chains over SIMD lanes, then
@@ -33,11 +34,15 @@ namespace accel {
 
 constexpr size_t kKiviChunk = 512;  // keys per split-K chunk (part of the numerics)
 
-// A KIVI cache view. Rows [0, n_quant) are quantized (n_quant a multiple of 32): key block b of kv
-// head g at k + g * k_head_stride + b * kivi_key_block_bytes(bits, D), value record of row j at
-// v + g * v_head_stride + j * kivi_value_record_bytes(bits, D). Rows from n_quant on are f32, in
+// A KIVI cache view. Rows [0, n_quant) are quantized (n_quant a multiple of 32): view block i is
+// stored block b = kivi_stored_block(kv, i), whose keys are at k + g * k_head_stride + b *
+// kivi_key_block_bytes(bits, D) for kv head g and whose row t's value record is at v + g *
+// v_head_stride + (32 b + t) * kivi_value_record_bytes(bits, D). Rows from n_quant on are f32, in
 // up to two segments taken in order (e.g. a residual and a batch's new rows): row r of segment s
 // holds kv head g's key at rows[s].k + r * rows[s].ld + g * D (values likewise).
+// A linear cache stores view block i as block i (ring_blocks = 0); a ring (a sliding-window
+// layer's storage) lists its sealed blocks oldest slot first, block i as (first_block + i) %
+// ring_blocks. Keys are visited in view order, so the numerics below are those of the view.
 struct KiviKV {
   int bits = 4;
   const uint8_t* k = nullptr;
@@ -45,6 +50,8 @@ struct KiviKV {
   size_t k_head_stride = 0;  // bytes
   size_t v_head_stride = 0;
   size_t n_quant = 0;
+  size_t first_block = 0;  // a ring's first view block, stored
+  size_t ring_blocks = 0;  // blocks a ring stores; 0 for a linear cache
   struct Rows {
     const float* k = nullptr;
     const float* v = nullptr;
@@ -52,6 +59,11 @@ struct KiviKV {
     size_t n = 0;
   } rows[2];
 };
+
+// The stored block that view block i reads (see KiviKV).
+inline size_t kivi_stored_block(const KiviKV& kv, size_t i) {
+  return kv.ring_blocks ? (kv.first_block + i) % kv.ring_blocks : i;
+}
 
 // q: [n_q][n_heads * head_dim] row stride ldq, q_pos[n_q]; kv_pos[n_kv] with n_kv = n_quant plus
 // both segments' rows; out like q with stride ldo. head_dim: a multiple of 32 up to 256.

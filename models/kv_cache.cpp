@@ -38,15 +38,15 @@ KVCache::KVCache(const std::vector<KVLayerShape>& layers, KVDType dtype, size_t 
     storage_ = make_kv_storage(dtype, n_full, full->n_kv_heads, full->head_dim);
   }
   if (!sliding) return;
-  if (dtype == KVDType::Kivi4 || dtype == KVDType::Kivi2)
-    throw std::invalid_argument("kv_dtype " + kv_dtype_name(dtype) +
-                                ": sliding-window layers are not supported (KIVI's blocks grow by "
-                                "appending; a ring overwrites them)");
   if (max_rollback == 0 || max_rollback > (1u << 20))
     throw std::invalid_argument("KVCache: max_rollback " + std::to_string(max_rollback) +
                                 " must be in [1, 2^20] when a layer slides");
   ring_.window = sliding->window;
-  ring_.slots = (size_t(sliding->window) + max_rollback + 63) / 64 * 64;
+  // KIVI reuses a slot block whole (kv_storage_kivi.cpp): its first new row retires the 31 older
+  // entries after it, so those slots are slack.
+  const size_t slack = dtype == KVDType::Kivi4 || dtype == KVDType::Kivi2 ? 31 : 0;
+  ring_.slots = (size_t(sliding->window) + max_rollback + slack + 63) / 64 * 64;
+  ring_.reach = ring_.slots - slack;
   ring_.storage = make_kv_storage(dtype, ring_.n_layer, sliding->n_kv_heads, sliding->head_dim);
   ring_.storage->resize(ring_.slots);
   ring_.pos.assign(ring_.slots, INT32_MAX);
@@ -177,7 +177,7 @@ void KVCache::trim(size_t n) {
   // The next entry (at index keep) needs entries [keep - window + 1, keep); entry x's slot was
   // overwritten once entry x + R was written, i.e. when x + R < high_.
   const size_t lo = keep + 1 > size_t(ring_.window) ? keep + 1 - size_t(ring_.window) : 0;
-  if (ring_.slots && keep > 0 && lo + ring_.slots < high_)
+  if (ring_.slots && keep > 0 && lo + ring_.reach < high_)
     throw std::logic_error(
         "KVCache::trim: rolling back to " + std::to_string(keep) + " entries after " +
         std::to_string(high_) + " were written: the sliding-window layers' ring (window " +
@@ -283,7 +283,7 @@ void KVCache::attend(int layer, const AttentionShape& shape, const float* q, siz
 void KVCache::ring_batch(int local, const AttentionShape* shape, const float* q, size_t ldq,
                          const int32_t* q_pos, const float* k, const float* v, size_t ld, size_t n,
                          float* out, size_t ldo) {
-  const size_t R = ring_.slots, piece = R - size_t(ring_.window) + 1;
+  const size_t R = ring_.slots, piece = ring_.reach - size_t(ring_.window) + 1;
   for (size_t t0 = 0; t0 < n;) {
     const size_t e0 = n_ + t0, slot = e0 % R;
     const size_t len = std::min({n - t0, R - slot, piece});

@@ -20,6 +20,10 @@
 //    entries were not overwritten: entries written since (the high-water mark) minus the new size
 //    must be at most R - window. max_rollback <= R - window, so rolling back up to max_rollback
 //    entries after any batch is always possible; anything further is refused (std::logic_error).
+//  - KIVI (kv_storage_kivi.h) seals and reopens whole 32-slot blocks, so a new lap's first row in
+//    a block retires the block's 31 older entries with it. Its ring keeps 31 slots of slack: R =
+//    round_up(window + max_rollback + 31, 64), and every bound above reads R - 31 for R (the
+//    cache's reach: pieces of at most reach - window + 1, rollbacks up to reach - window).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -69,7 +73,7 @@ class KVCache {
   // Layers of two kinds: full layers (window 0) share one row shape and a linear store, sliding
   // layers share one row shape and one window and keep a ring of window + max_rollback slots
   // (rounded up to 64). Throws std::invalid_argument when the kinds mix shapes or windows, when
-  // max_rollback is 0 while a layer slides, or for a storage type a ring cannot hold (kivi).
+  // max_rollback is 0 while a layer slides.
   KVCache(const std::vector<KVLayerShape>& layers, KVDType dtype, size_t max_rollback);
   // Hybrid models (qwen35): the flagged layers hold a RecurrentState instead of K/V; the others
   // are full attention layers of n_kv_heads x head_dim in one linear store.
@@ -140,7 +144,7 @@ class KVCache {
   // the largest rollback it guarantees.
   int window(int layer) const;
   size_t ring_slots() const { return ring_.slots; }
-  size_t max_rollback() const { return ring_.slots ? ring_.slots - size_t(ring_.window) : 0; }
+  size_t max_rollback() const { return ring_.slots ? ring_.reach - size_t(ring_.window) : 0; }
 
   // Recurrent layers (hybrid models; see the constructor).
   bool is_recurrent(int layer) const;
@@ -161,6 +165,7 @@ class KVCache {
     std::unique_ptr<KVStorage> storage;
     int window = 0;
     size_t slots = 0;
+    size_t reach = 0;  // slots a lap keeps readable: all of them, or slots - 31 for KIVI
     int n_layer = 0;
     std::vector<int32_t> pos;   // [slots]: INT32_MAX where empty or rolled back
     std::vector<int32_t> view;  // scratch: pos with a batch's staged entries laid over it

@@ -11,6 +11,14 @@
 // scratch freed after the call and runs the engine's attention kernel. The two round differently
 // (within the fused kernel's stated tolerance). A batch attends before its rows are stored, as
 // KIVI's prefill does, so results depend on batching (not batch-invariant).
+//
+// On a ring (a sliding-window layer, kv_cache.h), slots are rows and a lap reuses the blocks: the
+// block a row lands in becomes the residual (reopened from its codes below the row, as after a
+// trim), and a batch attends over every other block, sealed oldest first, then the residual and
+// its own rows. Empty and out-of-window slots are masked by their positions. A batch the ring
+// writes in pieces (at its last slot, or past its piece limit) attends piece by piece, so a later
+// piece sees the blocks an earlier one sealed as codes, where a linear cache would show the whole
+// batch in f32.
 #pragma once
 #include <memory>
 

@@ -211,7 +211,8 @@ struct KiviCache {
   accel::KiviKV view(const Cache& c) const {
     const size_t kbb = accel::kivi_key_block_bytes(bits, c.sh->D);
     const size_t vrb = accel::kivi_value_record_bytes(bits, c.sh->D);
-    accel::KiviKV kv{bits, k.data(), v.data(), n_quant / 32 * kbb, n_quant * vrb, n_quant, {}};
+    accel::KiviKV kv{bits, k.data(), v.data(), n_quant / 32 * kbb, n_quant * vrb, n_quant,
+                     0,    0,        {}};
     const size_t res = c.n - 1 - n_quant;
     kv.rows[0] = {&c.k[n_quant * c.kv_dim()], &c.v[n_quant * c.kv_dim()], c.kv_dim(), res};
     kv.rows[1] = {&c.k[(c.n - 1) * c.kv_dim()], &c.v[(c.n - 1) * c.kv_dim()], c.kv_dim(), 1};

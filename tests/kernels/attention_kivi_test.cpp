@@ -45,7 +45,7 @@ struct Cache {
   size_t kbb() const { return kivi_key_block_bytes(bits, D); }
   size_t vrb() const { return kivi_value_record_bytes(bits, D); }
   KiviKV view() const {
-    KiviKV kv{bits, k.data(), v.data(), n_quant / 32 * kbb(), n_quant * vrb(), n_quant, {}};
+    KiviKV kv{bits, k.data(), v.data(), n_quant / 32 * kbb(), n_quant * vrb(), n_quant, 0, 0, {}};
     kv.rows[0] = {res.data(), res.data() + n_res * kv_dim(), kv_dim(), n_res};
     kv.rows[1] = {fresh.data(), fresh.data() + n_new * kv_dim(), kv_dim(), n_new};
     return kv;
@@ -311,6 +311,45 @@ TEST(AttentionKivi, DequantizedPathMatchesTheReferenceAndTheFusedKernel) {
       EXPECT_TRUE(test::near_all(
           std::span(r.out).subspan(o, 64),
           std::vector<double>(out.begin() + long(o), out.begin() + long(o + 64)), tol, 0));
+    }
+  }
+}
+
+// A ring's view (KiviKV::first_block / ring_blocks): the same blocks stored rotated, with the
+// stored blocks the view skips filled with 0xff (NaN fp16 scales), give the linear view's bits on
+// the fused kernel (decode and a batch) and on the dequantizing path: view block i is read from
+// stored block (first + i) % ring_blocks and nothing else is read.
+TEST(AttentionKivi, RingViewReadsItsBlocksInViewOrder) {
+  for (int bits : {4, 2}) {
+    const Cache c = random_cache(bits, 2, 64, 5 * 32, 7, 3, 95);
+    const size_t ring = 7, first = 4, kbb = c.kbb(), vrb = c.vrb(), lin = c.n_quant / 32;
+    std::vector<uint8_t> k(2 * ring * kbb, 0xff), v(2 * ring * 32 * vrb, 0xff);
+    for (size_t g = 0; g < 2; ++g)
+      for (size_t i = 0; i < lin; ++i) {
+        const size_t b = (first + i) % ring;
+        std::copy_n(&c.k[(g * lin + i) * kbb], kbb, &k[(g * ring + b) * kbb]);
+        std::copy_n(&c.v[(g * c.n_quant + i * 32) * vrb], 32 * vrb, &v[(g * ring + b) * 32 * vrb]);
+      }
+    KiviKV kv = c.view();
+    kv.k = k.data();
+    kv.v = v.data();
+    kv.k_head_stride = ring * kbb;
+    kv.v_head_stride = ring * 32 * vrb;
+    kv.first_block = first;
+    kv.ring_blocks = ring;
+    const AttentionShape s = shape_of(2, 4, 64);
+    for (size_t n_q : {size_t(1), size_t(3)}) {
+      const Attended want = run_fused(c, s, n_q, 96);
+      std::vector<float> out(want.out.size()), dq(want.out.size()), kf, vf;
+      attention_kivi(s, want.q.data(), 512, want.q_pos.data(), n_q, kv, want.kv_pos.data(),
+                     c.n_kv(), out.data(), 512);
+      EXPECT_TRUE(test::bit_equal(out, want.out)) << "bits " << bits << " rows " << n_q;
+      std::vector<float> dq_lin(dq.size());
+      attention_kivi_dequantized(s, want.q.data(), 512, want.q_pos.data(), n_q, kv,
+                                 want.kv_pos.data(), c.n_kv(), dq.data(), 512, kf, vf);
+      attention_kivi_dequantized(s, want.q.data(), 512, want.q_pos.data(), n_q, c.view(),
+                                 want.kv_pos.data(), c.n_kv(), dq_lin.data(), 512, kf, vf);
+      EXPECT_TRUE(test::bit_equal(dq, dq_lin)) << "bits " << bits << " rows " << n_q;
     }
   }
 }

@@ -1,9 +1,9 @@
 // KVCache with sliding-window layers (the ring of kv_cache.h), driven directly with seeded rows:
 // agreement with the double reference under the window mask, bit-identical results across chunk
 // sizes (1 / 13 / 64 / 300, pieces that wrap the ring) and thread counts for every ring-capable
-// type, exact rollback (verify batch, trim, re-decode) including rollbacks that cross the window
-// edge, refusal of a rollback the ring cannot honour, and memory that does not grow with the
-// context. Tests only.
+// type, KIVI rings against linear KIVI caches and f32, exact rollback (verify batch, trim,
+// re-decode) including rollbacks that cross the window edge, refusal of a rollback the ring cannot
+// honour, and memory that does not grow with the context. Tests only.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -74,7 +74,10 @@ TEST(KVCacheRing, SlotsAndRollbackBound) {
   EXPECT_EQ(c.window(0), kWindow);
   EXPECT_EQ(c.window(1), 0);
   EXPECT_THROW(KVCache(two_kinds(), KVDType::F32, 0), std::invalid_argument);
-  EXPECT_THROW(KVCache(two_kinds(), KVDType::Kivi4, kRollback), std::invalid_argument);
+  // KIVI keeps 31 slots of slack (kv_cache.h): round_up(100 + 16 + 31, 64) = 192, reach 161.
+  const KVCache kivi(two_kinds(), KVDType::Kivi4, kRollback);
+  EXPECT_EQ(kivi.ring_slots(), 192u);
+  EXPECT_EQ(kivi.max_rollback(), 61u);
   EXPECT_THROW(KVCache({{2, 32, 100}, {2, 32, 50}}, KVDType::F32, kRollback),
                std::invalid_argument);
   c.reserve(8);
@@ -217,6 +220,116 @@ TEST(KVCacheRing, SeedPlacementTypesStayCloseToF32OnBothKinds) {
           << "quantization should show after the first piece";
     }
   }
+}
+
+// The same rows through a linear cache (every layer full; layer 0 still attends with the window).
+Outs run_chunked_linear(KVDType t, const Rows& r, size_t chunk) {
+  KVCache c(2, kKVHeads, kD, t);
+  const size_t n = r.pos.size();
+  Outs out(2, std::vector<float>(n * kQDim, NAN));
+  for (size_t t0 = 0; t0 < n; t0 += chunk) run_batch(c, r, t0, std::min(chunk, n - t0), out);
+  return out;
+}
+
+double max_abs(const std::vector<float>& x) {
+  double m = 0;
+  for (float v : x) m = std::max(m, double(std::fabs(v)));
+  return m;
+}
+
+// KIVI on a ring against KIVI in a linear cache with the same window mask. Slot blocks line up
+// with entry blocks (R is a multiple of 64), so both seal the same 32 entries into the same codes
+// and reopen alike; a query sees the same keys with the same quantized values, visited in another
+// block order (the ring lists its blocks oldest slot first). So the outputs agree to float
+// rounding: for <= 600 keys of D = 32 that is ~1e-6 max|v| (as above); 2e-5 max|v| is far below
+// what one wrongly kept or dropped key (~1e-2, O(1 / window)) or one block's codes read from the
+// wrong slots would change. Chunks 1 and 16 run the fused kernel, 32 the dequantizing path; all
+// divide the 192 slots, so no batch is split at the ring's end (a split batch attends piece by
+// piece, kv_storage_kivi.h, and is checked against f32 below).
+TEST(KVCacheRing, KiviRingEqualsLinearKiviUnderTheWindow) {
+  const Rows r = make_rows(700, 61);
+  const double vmax = max_abs(r.v);
+  for (KVDType t : {KVDType::Kivi4, KVDType::Kivi2})
+    for (size_t chunk : {size_t(1), size_t(16), size_t(32)}) {
+      SCOPED_TRACE(kv_dtype_name(t) + " chunk " + std::to_string(chunk));
+      const Outs ring = run_chunked(t, r, chunk);
+      const Outs linear = run_chunked_linear(t, r, chunk);
+      for (int layer = 0; layer < 2; ++layer) {
+        const std::vector<double> want(linear[size_t(layer)].begin(), linear[size_t(layer)].end());
+        EXPECT_TRUE(test::near_all(ring[size_t(layer)], want, 2e-5 * vmax, 0)) << "layer " << layer;
+      }
+      EXPECT_FALSE(test::bit_equal(ring[0], run_chunked(KVDType::F32, r, chunk)[0]));
+    }
+}
+
+// KIVI rings stay close to the f32 ring on both kinds, and kivi2 further than kivi4. Values are
+// N(0, 1) and a 4-bit step is a group's range / 15 (~0.4 for keys over 32 tokens, ~0.3 for values
+// over 32 channels): outputs move by up to ~0.5 (as int4 above), 2-bit ones up to ~5x more. 1.0 and
+// 2.5 catch gross errors (a block from the wrong slots, a stale residual); the mean error orders
+// the two widths. Chunks 13, 64 and 300 are split into pieces (at the ring's end; 64 and 300 also
+// by the 62-entry piece limit).
+TEST(KVCacheRing, KiviRingsStayCloseToF32OnBothKinds) {
+  const Rows r = make_rows(500, 67);
+  for (size_t chunk : {size_t(1), size_t(13), size_t(64), size_t(300)}) {
+    const Outs ref = run_chunked(KVDType::F32, r, chunk);
+    double mean[2] = {0, 0};
+    int i = 0;
+    for (auto [t, tol] : {std::pair{KVDType::Kivi4, 1.0}, std::pair{KVDType::Kivi2, 2.5}}) {
+      SCOPED_TRACE(kv_dtype_name(t) + " chunk " + std::to_string(chunk));
+      const Outs o = run_chunked(t, r, chunk);
+      for (int layer = 0; layer < 2; ++layer) {
+        const std::vector<double> want(ref[size_t(layer)].begin(), ref[size_t(layer)].end());
+        EXPECT_TRUE(test::near_all(o[size_t(layer)], want, tol, 0)) << "layer " << layer;
+      }
+      for (size_t k = 0; k < o[0].size(); ++k) mean[i] += std::fabs(o[0][k] - ref[0][k]);
+      ++i;
+    }
+    EXPECT_LT(mean[0], mean[1]) << "kivi4 should be closer to f32 than kivi2";
+  }
+}
+
+// PLD's pattern on a KIVI ring: verify, trim of 1 .. 61 rejected rows (up to max_rollback, which
+// crosses block boundaries and the window edge), then decode; equal to a linear KIVI cache doing
+// the same within float rounding (as above: same codes, same reopened blocks). After a long batch,
+// a rollback two past max_rollback is refused (one past is still within reach: the bound is
+// stated for any batch, and a long one leaves one more entry than the worst case).
+TEST(KVCacheRing, KiviRingRollsBackAsTheLinearCacheDoes) {
+  const size_t prefix = 250;
+  const Rows good = make_rows(prefix + 80, 71);
+  const Rows bad = make_rows(prefix + 80, 73);
+  const double vmax = std::max(max_abs(good.v), max_abs(bad.v));
+  for (size_t reject : {size_t(1), size_t(17), size_t(40), size_t(61)}) {
+    SCOPED_TRACE("reject " + std::to_string(reject));
+    KVCache ring(two_kinds(), KVDType::Kivi4, kRollback);
+    KVCache linear(2, kKVHeads, kD, KVDType::Kivi4);
+    Outs o_ring(2, std::vector<float>((prefix + 80) * kQDim));
+    Outs o_lin = o_ring;
+    Rows mixed = good;
+    const auto at = [](size_t t, size_t dim) { return std::ptrdiff_t(t * dim); };
+    std::copy_n(bad.q.begin() + at(prefix + 1, kQDim), reject * kQDim,
+                mixed.q.begin() + at(prefix + 1, kQDim));
+    std::copy_n(bad.k.begin() + at(prefix + 1, kKVDim), reject * kKVDim,
+                mixed.k.begin() + at(prefix + 1, kKVDim));
+    std::copy_n(bad.v.begin() + at(prefix + 1, kKVDim), reject * kKVDim,
+                mixed.v.begin() + at(prefix + 1, kKVDim));
+    for (auto [c, o] : {std::pair{&ring, &o_ring}, std::pair{&linear, &o_lin}}) {
+      // Batches that never cross the ring's end (224 = 7 x 32, then slots 32..57).
+      for (size_t t = 0; t < prefix; t += 32)
+        run_batch(*c, good, t, std::min<size_t>(32, prefix - t), *o);
+      run_batch(*c, mixed, prefix, 1 + reject, *o);
+      c->trim(reject);
+      for (size_t t = prefix + 1; t < prefix + 80; ++t) run_batch(*c, good, t, 1, *o);
+    }
+    for (int layer = 0; layer < 2; ++layer) {
+      const std::vector<double> want(o_lin[size_t(layer)].begin(), o_lin[size_t(layer)].end());
+      EXPECT_TRUE(test::near_all(o_ring[size_t(layer)], want, 2e-5 * vmax, 0)) << layer;
+    }
+  }
+  KVCache c(two_kinds(), KVDType::Kivi4, kRollback);
+  Outs o(2, std::vector<float>(400 * kQDim));
+  run_batch(c, good, 0, 300, o);
+  EXPECT_THROW(c.trim(c.max_rollback() + 2), std::logic_error);
+  EXPECT_NO_THROW(c.trim(c.max_rollback()));
 }
 
 // A rollback past what the ring has overwritten is refused; the largest guaranteed one works.
