@@ -305,20 +305,44 @@ void pack_x(const float* x, size_t ldx, size_t mc, size_t k0, size_t kc, float* 
   }
 }
 
+// X packed once for a whole GEMM, shared by the items: K-slice s (columns [s kKC, s kKC + kc))
+// at s * kKC * m_pad, row tile t of it at t * kc * kMR (pack_x's layout), m_pad = M rounded up
+// to kMR. Items used to pack their own rows per panel group, i.e. every row once per group
+// (~8% of an f32 prefill of 512 tokens on a 2-core Zen 5, 2026-11-28).
+struct PackedX {
+  const float* p;
+  size_t m_pad;
+  const float* tile(size_t k0, size_t kc, size_t row) const {  // row: a multiple of kMR
+    return p + k0 * m_pad + row * kc;
+  }
+};
+
+PackedX pack_all_x(const float* X, size_t M, size_t ldx, size_t K, Scratch& buf) {
+  const size_t m_pad = (M + kMR - 1) / kMR * kMR, tiles = m_pad / kMR;
+  float* out = buf.get(m_pad * K);
+  parallel_for(tiles, 2.0 * double(m_pad) * double(K), [&](size_t t, int) {
+    const size_t rows = std::min<size_t>(kMR, M - t * kMR);
+    for (size_t k0 = 0; k0 < K; k0 += kKC) {
+      const size_t kc = std::min(kKC, K - k0);
+      pack_x(X + t * kMR * ldx, ldx, rows, k0, kc, out + k0 * m_pad + t * kMR * kc);
+    }
+  });
+  return {out, m_pad};
+}
+
 // One thread's share: rows [m0, m1) x panels [p0, p1), the whole of K. With few rows (at most
 // kDirectTiles row tiles) the kernels read the packed weights and convert in registers; with
 // more, each K-slice of an N chunk is dequantized once into scratch and reused by every row tile.
 constexpr size_t kDirectTiles = 2;
 
-void gemm_part(const float* X, size_t ldx, size_t m0, size_t m1, const PackedWeight& W, size_t p0,
-               size_t p1, float* Y, size_t ldy, const float* bias) {
-  static thread_local Scratch xs, ws;
+void gemm_part(const PackedX& xp, size_t m0, size_t m1, const PackedWeight& W, size_t p0, size_t p1,
+               float* Y, size_t ldy, const float* bias) {
+  static thread_local Scratch ws;
   const DType t = W.type();
   const size_t N = W.rows(), K = W.cols();
   const PackedWeight::Storage* st = W.storage();
   const bool direct = t == DType::F32 || m1 - m0 <= kDirectTiles * kMR;
   const auto& kern = kernels_for(direct ? t : DType::F32);
-  float* xpack = xs.get(kMC * kKC);
   float* wbuf = direct ? nullptr : ws.get(kNCP * kNR * kKC);
   for (size_t jc = p0; jc < p1; jc += kNCP) {
     const size_t je = std::min(p1, jc + kNCP);
@@ -330,7 +354,7 @@ void gemm_part(const float* X, size_t ldx, size_t m0, size_t m1, const PackedWei
           dequant_slice(t, st->panel(p), k0, kc, wbuf + (p - jc) * kKC * kNR);
       for (size_t i0 = m0; i0 < m1; i0 += kMC) {
         const size_t mc = std::min(kMC, m1 - i0);
-        pack_x(X + i0 * ldx, ldx, mc, k0, kc, xpack);
+        const float* xblock = xp.tile(k0, kc, i0);
         for (size_t p = jc; p < je; ++p) {
           const uint8_t* b =
               wbuf ? reinterpret_cast<const uint8_t*>(wbuf + (p - jc) * kKC * kNR) : st->panel(p);
@@ -339,9 +363,9 @@ void gemm_part(const float* X, size_t ldx, size_t m0, size_t m1, const PackedWei
           const int ncols = int(std::min<size_t>(kNR, N - n0));
           const float* bs = last && bias ? bias + n0 : nullptr;
           for (size_t i = 0; i < mc; i += kMR) {
-            const size_t rows = std::min<size_t>(kMR, mc - i);
+            const size_t tile_rows = std::min<size_t>(kMR, mc - i);
             const Tile tile{Y + (i0 + i) * ldy + n0, ldy, ncols, k0 > 0, bs};
-            kern[rows - 1](kc, xpack + i * kc, b, bk0, tile);
+            kern[tile_rows - 1](kc, xblock + i * kc, b, bk0, tile);
           }
         }
       }
@@ -677,7 +701,12 @@ void run_gemm_items(const float* X, size_t M, size_t ldx, const PackedWeight& W,
   static thread_local ActBuffer caller_acts;
   ActBuffer& acts = caller_acts;
   const bool intdot = is_intdot(W.type());
-  if (intdot) quantize_rows(W.type(), X, M, ldx, W.cols(), acts);
+  static thread_local Scratch caller_xpack;
+  PackedX xp{nullptr, 0};
+  if (intdot)
+    quantize_rows(W.type(), X, M, ldx, W.cols(), acts);
+  else
+    xp = pack_all_x(X, M, ldx, W.cols(), caller_xpack);
   parallel_for(s.items(), flops, [&](size_t item, int) {
     const size_t g = item / s.n_row_blocks, r = item % s.n_row_blocks;
     const size_t p0 = g * s.panels_per_item, p1 = std::min(panels, p0 + s.panels_per_item);
@@ -685,7 +714,7 @@ void run_gemm_items(const float* X, size_t M, size_t ldx, const PackedWeight& W,
     if (intdot)
       gemm_intdot_part(acts, m0, m1, W, p0, p1, Y, ldy, bias);
     else
-      gemm_part(X, ldx, m0, m1, W, p0, p1, Y, ldy, bias);
+      gemm_part(xp, m0, m1, W, p0, p1, Y, ldy, bias);
   });
 }
 
