@@ -154,6 +154,18 @@ const std::vector<SyntheticFamily>& synthetic_families() {
        "window on 5 of every 6 layers, 32K context) with a 4 x 256 draft",
        {{"target", Arch::Gemma3, 12, 768, 12, 4, 2048, 32768, 0, 0, 1e6f, std::nullopt, 128, 6},
         {"draft", Arch::Gemma3, 4, 256, 4, 2, 704, 32768, 0, 0, 1e6f, std::nullopt, 128, 2}}},
+      // Gemma 4 31B's proportions at the small width: 5 of every 6 layers slide (head size 64,
+      // 6 KV heads: half the query heads, as the 31B's 16 of 32), the others are full with head
+      // size 128 and 2 KV heads used as K and V (the 31B: 4 x 512); 128-token windows, small's
+      // FFN 2048 (as small-gemma3), soft-cap 30.
+      {"small-gemma4",
+       "for benchmarks: a gemma4 target (12 x 768, 12 heads; 10 sliding layers of head size 64 "
+       "with 6 KV heads and a 128-token window, 2 full layers of head size 128 with 2 KV heads as "
+       "K and V; FFN 2048, 32K context, soft-cap 30) with a 4 x 256 draft",
+       {{"target",     Arch::Gemma4, 12, 768, 12, 6, 2048, 32768, 0,  0, 1e6f,
+         std::nullopt, 128,          6, 0,   0, 0, 0,    0,     128, 2, 30.f},
+        {"draft",      Arch::Gemma4, 4, 256, 4, 2, 704, 32768, 0,  0, 1e6f,
+         std::nullopt, 128,          2, 0,   0, 0, 0,   0,     64, 1, 30.f}}},
       // Qwen3.5's hybrid layer as llama.cpp's qwen35 loads it: Gated DeltaNet layers (4-wide conv,
       // key heads tiled over twice as many value heads) and every second layer gated attention
       // (Q/K norms, sigmoid output gate, NeoX RoPE over half of each head as M-RoPE sections
