@@ -56,10 +56,11 @@ void for_each_row_group(size_t n_tokens, int n_heads, int rows_per_head, size_t 
       const int h = int(item / groups), r0 = int(item % groups) * kRows;
       const int nr = std::min(kRows, rows_per_head - r0);
       float* st = state + (size_t(h) * size_t(rows_per_head) + size_t(r0)) * row_len;
-      // The rows run in a 64-byte-aligned copy: the state lives wherever its owner allocated it,
-      // and a full-vector store that splits a cache line cannot forward to the next token's load
-      // of the same vector (bench_recurrent, 4096 tokens, 2 threads, Zen 5, 2026-11-28: Mamba-2
-      // 160 -> 128 ms, Gated DeltaNet 263 -> 174 ms). Rows past nr are zero padding.
+      // The rows run in a 64-byte-aligned copy, since the state lives wherever its owner
+      // allocated it; full-vector stores that split cache lines (and then forward poorly to the
+      // next token's loads) are the likely reason the unaligned rows were slower
+      // (bench_recurrent, 4096 tokens, 2 threads, Zen 5, 2026-11-28: Mamba-2 160 -> 128 ms,
+      // Gated DeltaNet 263 -> 174 ms). Rows past nr are zero padding.
       float* rows_buf = aligned_rows(kRows * row_len);
       std::memcpy(rows_buf, st, size_t(nr) * row_len * sizeof(float));
       std::fill(rows_buf + size_t(nr) * row_len, rows_buf + kRows * row_len, 0.f);

@@ -42,6 +42,31 @@ SyntheticMemberSpec nemotron_h_member(std::string role, int n_embd, int n_head, 
   return m;
 }
 
+// A gemma4 (31B-style dense) member: sliding layers of head size n_embd / n_head with n_head_kv KV
+// heads and `window`-token windows on all but every `period`-th layer, full layers of head size
+// head_dim_full with n_head_kv_full KV heads used as K and V; RoPE base 1e6 on the full layers,
+// final soft-cap 30.
+SyntheticMemberSpec gemma4_member(std::string role, int n_layer, int n_embd, int n_head,
+                                  int n_head_kv, int n_ff, int n_ctx, int window, int period,
+                                  int head_dim_full, int n_head_kv_full) {
+  SyntheticMemberSpec m;
+  m.role = std::move(role);
+  m.arch = Arch::Gemma4;
+  m.n_layer = n_layer;
+  m.n_embd = n_embd;
+  m.n_head = n_head;
+  m.n_head_kv = n_head_kv;
+  m.n_ff = n_ff;
+  m.n_ctx = n_ctx;
+  m.rope_base = 1e6f;
+  m.n_swa = window;
+  m.swa_period = period;
+  m.head_dim_full = head_dim_full;
+  m.n_head_kv_full = n_head_kv_full;
+  m.final_softcap = 30.f;
+  return m;
+}
+
 // The same block layout as a nemotron_h_moe member: FFN blocks ('-') become MoE blocks ('E') of
 // n_expert experts of width n_ff (top k), a shared expert of width n_ff_shexp, and a latent width.
 SyntheticMemberSpec nemotron_h_moe_member(SyntheticMemberSpec m, int n_expert, int k,
@@ -140,10 +165,8 @@ const std::vector<SyntheticFamily>& synthetic_families() {
        "tiny gemma4 pair (31B-style dense: window 32 on 2 of every 3 layers, head sizes 32 / 64, "
        "RoPE bases 1e4 / 1e6, K = V on full layers, soft-cap 30), for engine tests and the "
        "llama.cpp logit comparison",
-       {{"target",     Arch::Gemma4, 6, 128, 4, 2, 352, 4096, 0,  0, 1e6f,
-         std::nullopt, 32,           3, 0,   0, 0, 0,   0,    64, 1, 30.f},
-        {"draft",      Arch::Gemma4, 3, 64, 2, 1, 160, 4096, 0,  0, 1e6f,
-         std::nullopt, 32,           3, 0,  0, 0, 0,   0,    64, 1, 30.f}}},
+       {gemma4_member("target", 6, 128, 4, 2, 352, 4096, 32, 3, 64, 1),
+        gemma4_member("draft", 3, 64, 2, 1, 160, 4096, 32, 3, 64, 1)}},
       {"small-gpt-oss",
        "for benchmarks: a gpt-oss target (12 x 768, 12 heads, 4 KV heads, 8 MXFP4 experts of FFN "
        "1024 top-2, sinks, 128-token window on even layers, 32K context) with a 4 x 256 draft",
@@ -162,10 +185,8 @@ const std::vector<SyntheticFamily>& synthetic_families() {
        "for benchmarks: a gemma4 target (12 x 768, 12 heads; 10 sliding layers of head size 64 "
        "with 6 KV heads and a 128-token window, 2 full layers of head size 128 with 2 KV heads as "
        "K and V; FFN 2048, 32K context, soft-cap 30) with a 4 x 256 draft",
-       {{"target",     Arch::Gemma4, 12, 768, 12, 6, 2048, 32768, 0,  0, 1e6f,
-         std::nullopt, 128,          6, 0,   0, 0, 0,    0,     128, 2, 30.f},
-        {"draft",      Arch::Gemma4, 4, 256, 4, 2, 704, 32768, 0,  0, 1e6f,
-         std::nullopt, 128,          2, 0,   0, 0, 0,   0,     64, 1, 30.f}}},
+       {gemma4_member("target", 12, 768, 12, 6, 2048, 32768, 128, 6, 128, 2),
+        gemma4_member("draft", 4, 256, 4, 2, 704, 32768, 128, 2, 64, 1)}},
       // Qwen3.5's hybrid layer as llama.cpp's qwen35 loads it: Gated DeltaNet layers (4-wide conv,
       // key heads tiled over twice as many value heads) and every second layer gated attention
       // (Q/K norms, sigmoid output gate, NeoX RoPE over half of each head as M-RoPE sections

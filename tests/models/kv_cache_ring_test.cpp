@@ -123,6 +123,17 @@ TEST(KVCacheRing, GappedPositionsFollowTheWindowInPositions) {
   EXPECT_LE(worst, 2e-5 * vmax);  // as above
 }
 
+// `good` with tokens [from, from + n) taken from `bad` (rejected draft tokens: other rows, the
+// same positions).
+Rows with_rejected(const Rows& good, const Rows& bad, size_t from, size_t n) {
+  Rows mixed = good;
+  const auto at = [](size_t t, size_t dim) { return std::ptrdiff_t(t * dim); };
+  std::copy_n(bad.q.begin() + at(from, kQDim), n * kQDim, mixed.q.begin() + at(from, kQDim));
+  std::copy_n(bad.k.begin() + at(from, kKVDim), n * kKVDim, mixed.k.begin() + at(from, kKVDim));
+  std::copy_n(bad.v.begin() + at(from, kKVDim), n * kKVDim, mixed.v.begin() + at(from, kKVDim));
+  return mixed;
+}
+
 class RingTypes : public ::testing::TestWithParam<KVDType> {};
 
 // Chunk sizes 1 / 13 / 64 / 300 (a 300-token batch is written in pieces that wrap the 128-slot
@@ -163,14 +174,7 @@ TEST_P(RingTypes, VerifyTrimAndRedecodeEqualsPlainDecode) {
     Outs o(2, std::vector<float>((prefix + 20) * kQDim));
     for (size_t t = 0; t < prefix; ++t) run_batch(c, good, t, 1, o);
     // Verify: the accepted token then `reject` rejected ones, as one batch.
-    Rows mixed = good;
-    const auto at = [](size_t t, size_t dim) { return std::ptrdiff_t(t * dim); };
-    std::copy_n(bad.q.begin() + at(prefix + 1, kQDim), reject * kQDim,
-                mixed.q.begin() + at(prefix + 1, kQDim));
-    std::copy_n(bad.k.begin() + at(prefix + 1, kKVDim), reject * kKVDim,
-                mixed.k.begin() + at(prefix + 1, kKVDim));
-    std::copy_n(bad.v.begin() + at(prefix + 1, kKVDim), reject * kKVDim,
-                mixed.v.begin() + at(prefix + 1, kKVDim));
+    const Rows mixed = with_rejected(good, bad, prefix + 1, reject);
     run_batch(c, mixed, prefix, 1 + reject, o);
     c.trim(reject);
     ASSERT_EQ(c.size(), prefix + 1);
@@ -304,14 +308,7 @@ TEST(KVCacheRing, KiviRingRollsBackAsTheLinearCacheDoes) {
     KVCache linear(2, kKVHeads, kD, KVDType::Kivi4);
     Outs o_ring(2, std::vector<float>((prefix + 80) * kQDim));
     Outs o_lin = o_ring;
-    Rows mixed = good;
-    const auto at = [](size_t t, size_t dim) { return std::ptrdiff_t(t * dim); };
-    std::copy_n(bad.q.begin() + at(prefix + 1, kQDim), reject * kQDim,
-                mixed.q.begin() + at(prefix + 1, kQDim));
-    std::copy_n(bad.k.begin() + at(prefix + 1, kKVDim), reject * kKVDim,
-                mixed.k.begin() + at(prefix + 1, kKVDim));
-    std::copy_n(bad.v.begin() + at(prefix + 1, kKVDim), reject * kKVDim,
-                mixed.v.begin() + at(prefix + 1, kKVDim));
+    const Rows mixed = with_rejected(good, bad, prefix + 1, reject);
     for (auto [c, o] : {std::pair{&ring, &o_ring}, std::pair{&linear, &o_lin}}) {
       // Batches that never cross the ring's end (224 = 7 x 32, then slots 32..57).
       for (size_t t = 0; t < prefix; t += 32)
