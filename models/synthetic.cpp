@@ -262,6 +262,18 @@ const std::vector<SyntheticFamily>& synthetic_families() {
             nemotron_h_member("target", 128, 4, 2, 64, 4096, "M-M*-M*-", 256, 8, 16, 2, false), 8,
             2, 128, 64),
         nemotron_h_member("draft", 64, 2, 1, 160, 4096, "M*-", 128, 4, 16, 1, true)}},
+      // small-nemotron-h's blocks with its FFN blocks as Nemotron 3 Super-style latent MoE blocks:
+      // 32 relu^2 experts of width 256 over a latent width of 192 (a quarter of the model width,
+      // as the Super's 1024 of 4096), top-4, a shared expert of 512; small-nemotron-h's draft.
+      {"small-nemotron-h-moe",
+       "for benchmarks: a nemotron_h_moe target (small-nemotron-h's 24 blocks of width 768 with "
+       "its 11 FFN blocks as MoE: 32 experts of 256 on a 192-wide latent, top-4, a shared expert "
+       "of 512) with small-nemotron-h's dense draft",
+       {nemotron_h_moe_member(
+            nemotron_h_member("target", 768, 12, 4, 256, 32768, "M-M-M-M*-M-M-M-M-M*-M-M-", 1536,
+                              24, 128, 4, false),
+            32, 4, 512, 192),
+        nemotron_h_member("draft", 256, 4, 2, 704, 32768, "M-M*-", 512, 8, 64, 2, false)}},
   };
   return families;
 }
