@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 
+#include <immintrin.h>
+
 #include "kernels/fp16.h"
 
 namespace accel {
@@ -193,7 +195,8 @@ void quantize_row_q6_K(const float* x, BlockQ6_K* y, size_t n) {
   }
 }
 
-void quantize_activations_q8_K(const float* x, size_t n, int8_t* q, float* d, int32_t* sums16) {
+void quantize_activations_q8_K_reference(const float* x, size_t n, int8_t* q, float* d,
+                                         int32_t* sums16) {
   for (size_t b = 0; b < n / kQK_K; ++b) {
     const float* xb = x + b * kQK_K;
     int8_t* qb = q + b * kQK_K;
@@ -219,5 +222,48 @@ void quantize_activations_q8_K(const float* x, size_t n, int8_t* q, float* d, in
     }
   }
 }
+
+#if defined(__AVX512F__)
+// The reference's operations 16 lanes at a time (one lane vector is one 16-element group): the
+// same product x * iscale, rounded to nearest even, clamped, and exact integer sums; max is exact
+// in any order. A block whose iscale overflows (amax below 127 / FLT_MAX) takes the reference.
+// The scalar loop was a tenth of a k-quant MoE prefill on a Zen 5 (2026-11-28).
+void quantize_activations_q8_K(const float* x, size_t n, int8_t* q, float* d, int32_t* sums16) {
+  constexpr int kGroups = int(kQK_K / 16);
+  for (size_t b = 0; b < n / kQK_K; ++b) {
+    const float* xb = x + b * kQK_K;
+    int8_t* qb = q + b * kQK_K;
+    __m512 v[kGroups];
+    __m512 vmax = _mm512_setzero_ps();
+    __mmask16 bad = 0;
+    for (int g = 0; g < kGroups; ++g) {
+      v[g] = _mm512_loadu_ps(xb + 16 * g);
+      vmax = _mm512_max_ps(vmax, _mm512_abs_ps(v[g]));
+      bad |= _mm512_fpclass_ps_mask(v[g], 0x01 | 0x08 | 0x10 | 0x80);  // NaN or +-Inf
+    }
+    const float amax = _mm512_reduce_max_ps(vmax);
+    const float iscale = 127.f / amax;
+    if (bad || amax == 0 || !std::isfinite(iscale)) {
+      quantize_activations_q8_K_reference(xb, kQK_K, qb, d + b, sums16 + b * 16);
+      continue;
+    }
+    const __m512 vi = _mm512_set1_ps(iscale), lo = _mm512_set1_ps(-127.f),
+                 hi = _mm512_set1_ps(127.f);
+    for (int g = 0; g < kGroups; ++g) {
+      __m512 r = _mm512_roundscale_ps(_mm512_mul_ps(v[g], vi),
+                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      r = _mm512_min_ps(_mm512_max_ps(r, lo), hi);
+      const __m512i c = _mm512_cvtps_epi32(r);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(qb + 16 * g), _mm512_cvtepi32_epi8(c));
+      sums16[b * 16 + size_t(g)] = _mm512_reduce_add_epi32(c);
+    }
+    d[b] = 1.f / iscale;
+  }
+}
+#else
+void quantize_activations_q8_K(const float* x, size_t n, int8_t* q, float* d, int32_t* sums16) {
+  quantize_activations_q8_K_reference(x, n, q, d, sums16);
+}
+#endif
 
 }  // namespace accel

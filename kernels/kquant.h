@@ -66,5 +66,9 @@ void quantize_row_q6_K(const float* x, BlockQ6_K* y, size_t n);
 // (Inf or NaN in the block) gives d = NaN and zero codes, so the outputs that use it are NaN.
 // sums16[g] = the sum of the codes of elements 16g .. 16g+15. n is a multiple of 256.
 void quantize_activations_q8_K(const float* x, size_t n, int8_t* q, float* d, int32_t* sums16);
+// The same definition as plain scalar code: what builds without AVX-512 run, and what the tests
+// check the vector version against bit for bit.
+void quantize_activations_q8_K_reference(const float* x, size_t n, int8_t* q, float* d,
+                                         int32_t* sums16);
 
 }  // namespace accel

@@ -208,6 +208,36 @@ TEST(KQuantActivations, HandWorkedCodesScalesAndSums) {
   for (size_t i = 256; i < x.size(); ++i) ASSERT_EQ(q[i], 0) << i;
 }
 
+// The dispatched activation quantizer (AVX-512 where built) against the scalar reference, bit for
+// bit: codes, scales and sums over random blocks at scales from 1e-30 to 1e30, blocks of exact
+// ties (x * iscale = k + 0.5 with iscale = 64), a zero block, blocks holding NaN, +Inf or -Inf,
+// and a denormal-only block (iscale overflows: the reference's own path).
+TEST(KQuantActivations, DispatchedEqualsTheReferenceBitForBit) {
+  const size_t blocks = 40;
+  std::vector<float> x = test::random_normal(blocks * 256, 77);
+  for (size_t b = 0; b < 20; ++b)
+    for (size_t i = 0; i < 256; ++i) x[b * 256 + i] *= std::pow(10.f, float(int(b) - 10) * 3.f);
+  for (size_t i = 0; i < 256; ++i)  // block 20: ties; amax 127/64 so iscale is exactly 64
+    x[20 * 256 + i] = i == 0 ? 127.f / 64 : (float(int(i % 61) - 30) + 0.5f) / 64;
+  std::fill_n(x.begin() + 21 * 256, 256, 0.f);
+  x[22 * 256 + 7] = NAN;
+  x[23 * 256 + 100] = INFINITY;
+  x[24 * 256 + 255] = -INFINITY;
+  for (size_t i = 0; i < 256; ++i) x[25 * 256 + i] = float(i % 5) * 1e-42f;  // denormals
+  std::vector<int8_t> q(x.size()), qr(x.size());
+  std::vector<float> d(blocks), dr(blocks);
+  std::vector<int32_t> s(blocks * 16), sr(blocks * 16);
+  quantize_activations_q8_K(x.data(), x.size(), q.data(), d.data(), s.data());
+  quantize_activations_q8_K_reference(x.data(), x.size(), qr.data(), dr.data(), sr.data());
+  EXPECT_EQ(q, qr);
+  EXPECT_EQ(s, sr);
+  for (size_t b = 0; b < blocks; ++b)
+    EXPECT_TRUE(std::memcmp(&d[b], &dr[b], sizeof(float)) == 0) << "block " << b;
+  // Ties round to even: -28.5 -> -28 and -27.5 -> -28.
+  EXPECT_EQ(q[20 * 256 + 1], -28);
+  EXPECT_EQ(q[20 * 256 + 2], -28);
+}
+
 // Quantizer accuracy on N(0, 1) data, RMS error relative to the data's RMS. Estimates: q4_K
 // codes step ~ range/15 over 32 samples (range ~4.1 sigma) -> uniform rounding error
 // step/sqrt(12) ~ 0.079, plus the min rounded to a 6-bit grid of dmin (<= dmin/2 ~ 0.02); q5_K the
