@@ -113,7 +113,11 @@ class KiviStorage final : public KVStorage {
   // decodes none, so the two cases are one: no lap or entry count is needed, only the slot.
   void reopen(Layer& l, size_t row0) {
     const size_t b = row0 / kBlock, j = row0 % kBlock;
-    if (b == l.res_block && j <= l.res_rows) {
+    // Rows are written in order: a write past the residual's end would leave unwritten rows.
+    ACCEL_CHECK(b != l.res_block || j <= l.res_rows,
+                "kivi storage: rows from %zu, the residual ends at %zu", row0,
+                l.res_block * kBlock + l.res_rows);
+    if (b == l.res_block) {
       l.res_rows = j;
       return;
     }

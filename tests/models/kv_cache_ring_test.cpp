@@ -38,6 +38,12 @@ Rows make_rows(size_t n, uint64_t seed, int32_t first_pos = 0, int32_t stride = 
   return r;
 }
 
+double max_abs(const std::vector<float>& x) {
+  double m = 0;
+  for (float v : x) m = std::max(m, double(std::fabs(v)));
+  return m;
+}
+
 // Layer 0 slides (window 100), layer 1 is full; both read the same rows (different shapes of
 // AttentionShape only). Returns out[layer][token][kQDim].
 using Outs = std::vector<std::vector<float>>;
@@ -94,8 +100,7 @@ TEST(KVCacheRing, MatchesTheWindowedReferenceOverTheWholeSequence) {
   const size_t n = 600;
   const Rows r = make_rows(n, 5);
   const Outs got = run_chunked(KVDType::F32, r, 64);
-  double vmax = 0;
-  for (float x : r.v) vmax = std::max(vmax, double(std::fabs(x)));
+  const double vmax = max_abs(r.v);
   for (int layer = 0; layer < 2; ++layer) {
     std::vector<double> want(n * kQDim);
     attention_reference(shape_of(layer), r.q.data(), kQDim, r.pos.data(), n, r.k.data(), r.v.data(),
@@ -116,8 +121,8 @@ TEST(KVCacheRing, GappedPositionsFollowTheWindowInPositions) {
   std::vector<double> want(n * kQDim);
   attention_reference(shape_of(0), r.q.data(), kQDim, r.pos.data(), n, r.k.data(), r.v.data(),
                       kKVDim, r.pos.data(), n, want.data(), kQDim);
-  double vmax = 0, worst = 0;
-  for (float x : r.v) vmax = std::max(vmax, double(std::fabs(x)));
+  const double vmax = max_abs(r.v);
+  double worst = 0;
   for (size_t i = 0; i < want.size(); ++i)
     worst = std::max(worst, std::fabs(double(got[0][i]) - want[i]));
   EXPECT_LE(worst, 2e-5 * vmax);  // as above
@@ -233,12 +238,6 @@ Outs run_chunked_linear(KVDType t, const Rows& r, size_t chunk) {
   Outs out(2, std::vector<float>(n * kQDim, NAN));
   for (size_t t0 = 0; t0 < n; t0 += chunk) run_batch(c, r, t0, std::min(chunk, n - t0), out);
   return out;
-}
-
-double max_abs(const std::vector<float>& x) {
-  double m = 0;
-  for (float v : x) m = std::max(m, double(std::fabs(v)));
-  return m;
 }
 
 // KIVI on a ring against KIVI in a linear cache with the same window mask. Slot blocks line up

@@ -151,6 +151,16 @@ TEST(KiviStorage, WritingBelowTheQuantizedRowsReopensTheirBlock) {
   EXPECT_TRUE(test::near_all(out, attend_ref(a.q, k2, v2, n, 0.125f), 2e-3, 0));
 }
 
+// Rows are written in order: a store that starts past the residual's end (it would leave rows
+// of the block unwritten) aborts instead of decoding codes that were never sealed.
+TEST(KiviStorage, AWritePastTheResidualsEndAborts) {
+  const auto st = make_kivi_storage(4, 1, 1, 32);
+  st->resize(64);
+  const std::vector<float> row(32, 1.f);
+  st->store(0, row.data(), row.data(), 32, 1, 0);
+  EXPECT_DEATH(st->store(0, row.data(), row.data(), 32, 1, 5), "the residual ends at 1");
+}
+
 TEST(KiviStorage, BytesPerRowFollowTheFormats) {
   // Per head: keys D * bits / 8 codes + a block's D fp16 scales and mins over 32 tokens;
   // values D * bits / 8 codes + D / 32 fp16 scales and mins.
