@@ -15,6 +15,7 @@
 #include "kernels/elementwise.h"
 #include "kernels/quant.h"
 #include "kernels/threading.h"
+#include "models/forward_scratch.h"
 #include "models/model_loading.h"
 #include "models/rope_ggml.h"
 
@@ -23,44 +24,6 @@ namespace accel {
 using namespace model_loading;
 
 namespace {
-
-// Scratch that forward() and the FFN reuse across calls on a thread: a fresh vector per call
-// zeroed and faulted in new pages every prefill chunk (memset and page faults were ~7% of an f32
-// prefill of 512 tokens on a 2-core Zen 5, 2026-11-28). Every element a call reads it has written
-// first, so stale contents never matter. A forward nested in another (a hook running a second
-// model) takes the next level.
-struct ForwardBuffers {
-  std::vector<float> x, xn, qkv, att, tmp;
-};
-
-class ForwardLease {
- public:
-  ForwardLease() {
-    if (levels().size() <= depth()) levels().push_back(std::make_unique<ForwardBuffers>());
-    b_ = levels()[depth()++].get();
-  }
-  ~ForwardLease() { --depth(); }
-  ForwardLease(const ForwardLease&) = delete;
-  ForwardLease& operator=(const ForwardLease&) = delete;
-  ForwardBuffers& operator*() const { return *b_; }
-
- private:
-  static std::vector<std::unique_ptr<ForwardBuffers>>& levels() {
-    thread_local std::vector<std::unique_ptr<ForwardBuffers>> l;
-    return l;
-  }
-  static size_t& depth() {
-    thread_local size_t d = 0;
-    return d;
-  }
-  ForwardBuffers* b_;
-};
-
-// The first n elements of v, growing it when short (new elements are zeroed once, then reused).
-std::span<float> first_n(std::vector<float>& v, size_t n) {
-  if (v.size() < n) v.resize(n);
-  return {v.data(), n};
-}
 
 // swiglu's serial time per element in parallel_for's flop-like units: 2.56 ns of CPU time
 // (tests/bench/bench_threads_under_load BM_SerialCost kernel 2) over GEMM's 0.0080 ns per flop.
@@ -264,9 +227,8 @@ namespace {
 using GateAct = void (*)(const float* gate, const float* up, float* out, size_t n);
 void gated_ffn(const LayerWeights& L, const float* xn, size_t T, size_t E, size_t F, GateAct act,
                float* out, ForwardProfile* prof) {
-  // [T][gate F | up F]; nothing inside this function runs another forward, so one per thread.
-  thread_local std::vector<float> gu_buffer;
-  const std::span<float> gu = first_n(gu_buffer, T * 2 * F);
+  ForwardScratch scratch;
+  const std::span<float> gu = scratch.take(T * 2 * F);  // [T][gate F | up F]
   timed_gemm(prof, xn, T, E, L.w_gate_up, gu.data(), 2 * F);
   parallel_ranges(T, double(T) * double(F) * kSwigluWorkPerElement, [&](size_t t0, size_t t1, int) {
     for (size_t t = t0; t < t1; ++t) act(&gu[t * 2 * F], &gu[t * 2 * F + F], &gu[t * 2 * F], F);
@@ -298,10 +260,11 @@ void Model::ffn_moe(const LayerWeights& L, const float* xn, size_t T, float* out
                     ForwardProfile* prof) const {
   const size_t F = size_t(cfg_.n_ff_expert), E = size_t(cfg_.n_embd);
   const int NE = cfg_.n_expert, K = cfg_.n_expert_used;
-  std::vector<float> router(T * size_t(NE));
+  ForwardScratch scratch;
+  const std::span<float> router = scratch.take(T * size_t(NE));
   timed_gemm(prof, xn, T, E, L.w_router, router.data(), size_t(NE));
   // Per token: softmax over experts, top-K (ties to the lower index), weights renormalised.
-  std::vector<float> weight(T * size_t(NE), 0.f);  // [T][NE], zero for unrouted experts
+  const std::span<float> weight = scratch.take_filled(T * size_t(NE), 0.f);  // 0: not routed
   std::vector<int> order(static_cast<size_t>(NE));
   for (size_t t = 0; t < T; ++t) {
     float* r = &router[t * size_t(NE)];
@@ -316,7 +279,9 @@ void Model::ffn_moe(const LayerWeights& L, const float* xn, size_t T, float* out
   }
   std::fill(out, out + T * E, 0.f);
   // Experts in index order: each token's output is summed in expert-index order whatever the batch.
-  std::vector<float> xs, gu, y;
+  // Sized for every row: an expert may take all T.
+  const std::span<float> xs = scratch.take(T * E), gu = scratch.take(T * 2 * F),
+                         y = scratch.take(T * E);
   std::vector<size_t> rows;
   for (int e = 0; e < NE; ++e) {
     rows.clear();
@@ -324,12 +289,9 @@ void Model::ffn_moe(const LayerWeights& L, const float* xn, size_t T, float* out
       if (weight[t * size_t(NE) + size_t(e)] > 0.f) rows.push_back(t);
     if (rows.empty()) continue;
     const size_t M = rows.size();
-    xs.resize(M * E);
     for (size_t i = 0; i < M; ++i) std::memcpy(&xs[i * E], xn + rows[i] * E, E * 4);
-    gu.resize(M * 2 * F);
     timed_gemm(prof, xs.data(), M, E, L.exp_gate_up[size_t(e)], gu.data(), 2 * F);
     for (size_t i = 0; i < M; ++i) swiglu(&gu[i * 2 * F], &gu[i * 2 * F + F], &gu[i * 2 * F], F);
-    y.resize(M * E);
     timed_gemm(prof, gu.data(), M, 2 * F, L.exp_down[size_t(e)], y.data(), E);
     for (size_t i = 0; i < M; ++i) {
       const float w = weight[rows[i] * size_t(NE) + size_t(e)];
@@ -345,7 +307,8 @@ void Model::ffn_moe_shared(const LayerWeights& L, const float* xn, size_t T, flo
                            ForwardProfile* prof) const {
   const size_t E = size_t(cfg_.n_embd);
   ffn_moe(L, xn, T, out, prof);
-  std::vector<float> sh(T * E), gate(T);
+  ForwardScratch scratch;
+  const std::span<float> sh = scratch.take(T * E), gate = scratch.take(T);
   gated_ffn(L, xn, T, E, size_t(cfg_.n_ff_shexp), swiglu, sh.data(), prof);
   timed_gemm(prof, xn, T, E, L.w_shexp_gate, gate.data(), 1);
   for (size_t t = 0; t < T; ++t) {
@@ -427,11 +390,10 @@ std::vector<float> Model::forward(std::span<const int32_t> tokens,
     max_qkv = std::max(max_qkv, L.q_dim + 2 * L.kv_dim);
     max_q = std::max(max_q, L.q_dim);
   }
-  const ForwardLease lease;
-  ForwardBuffers& buf = *lease;
-  const std::span<float> x = first_n(buf.x, T * E), xn = first_n(buf.xn, T * E),
-                         qkv = first_n(buf.qkv, T * max_qkv), att = first_n(buf.att, T * max_q),
-                         tmp = first_n(buf.tmp, T * E);
+  ForwardScratch scratch;
+  const std::span<float> x = scratch.take(T * E), xn = scratch.take(T * E),
+                         qkv = scratch.take(T * max_qkv), att = scratch.take(T * max_q),
+                         tmp = scratch.take(T * E);
   for (size_t t = 0; t < T; ++t) {
     embed(tokens[t], &x[t * E]);
     if (embd_scale_ != 1.f)

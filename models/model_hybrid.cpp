@@ -16,6 +16,7 @@
 #include "kernels/gated_norm.h"
 #include "kernels/quant.h"
 #include "kernels/threading.h"
+#include "models/forward_scratch.h"
 #include "models/model_loading.h"
 #include "models/qwen3next_layout.h"
 #include "models/rope_ggml.h"
@@ -166,7 +167,9 @@ void Model::advance_delta(int il, RecurrentState& state, const float* in, size_t
   const DeltaLayerDims d = delta_layer_dims(cfg_);
   const size_t conv = d.conv_channels(), K = d.key_dim(), V = d.value_dim();
   const size_t H = size_t(d.n_v_heads), W = conv + V + 2 * H;
-  std::vector<float> x(n * conv), g(n * H), beta(n * H);
+  ForwardScratch scratch;
+  const std::span<float> x = scratch.take(n * conv), g = scratch.take(n * H),
+                         beta = scratch.take(n * H);
   causal_conv1d({int(conv), d.d_conv}, in, W, n, L.ssm_conv1d.data(), nullptr, true,
                 state.conv_window(), x.data(), conv);
   l2_normalize_heads(x.data(), n, conv, d.n_k_heads, d.head_k_dim, cfg_.rms_eps);
@@ -195,7 +198,8 @@ void Model::delta_net(int il, const float* xn, size_t T, KVCache& cache, Forward
   const size_t conv = d.conv_channels(), V = d.value_dim(), W = conv + V + 2 * size_t(d.n_v_heads);
   float* in = cache.recurrent_inputs(il, T);
   timed_gemm(prof, xn, T, size_t(cfg_.n_embd), L.w_delta_in, in, W);
-  std::vector<float> o(T * V);
+  ForwardScratch scratch;
+  const std::span<float> o = scratch.take(T * V);
   RecurrentState& state = cache.recurrent_state(il);
   advance_delta(il, state, in, T, o.data());
   state.advance(T);
@@ -215,7 +219,9 @@ void Model::gated_attention(int il, const float* xn, size_t T, const int32_t* po
   ForwardProfile* prof = hooks ? hooks->profile : nullptr;
   const size_t E = size_t(c.n_embd), Qd = size_t(c.q_dim()), KVd = size_t(c.kv_dim());
   const size_t hd = size_t(c.head_dim), ld = 2 * Qd + 2 * KVd;
-  std::vector<float> qkv(T * ld), q(T * Qd), gate(T * Qd), att(T * Qd);
+  ForwardScratch scratch;
+  const std::span<float> qkv = scratch.take(T * ld), q = scratch.take(T * Qd),
+                         gate = scratch.take(T * Qd), att = scratch.take(T * Qd);
   timed_gemm(prof, xn, T, E, L.wqkv, qkv.data(), ld);
   for (size_t t = 0; t < T; ++t)
     for (size_t h = 0; h < size_t(c.n_head); ++h) {
@@ -255,7 +261,9 @@ std::vector<float> Model::forward_hybrid(std::span<const int32_t> tokens,
     throw std::invalid_argument("forward: " + c.arch_name +
                                 " needs a cache with recurrent layers (Model::make_cache)");
   const size_t T = tokens.size(), E = size_t(c.n_embd);
-  std::vector<float> x(T * E), xn(T * E), tmp(T * E);
+  ForwardScratch scratch;
+  const std::span<float> x = scratch.take(T * E), xn = scratch.take(T * E),
+                         tmp = scratch.take(T * E);
   for (size_t t = 0; t < T; ++t) embed(tokens[t], &x[t * E]);
   cache.stage(positions.data(), T);
   const size_t n_kv = cache.size() + T;

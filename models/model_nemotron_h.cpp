@@ -11,6 +11,7 @@
 #include "kernels/gated_norm.h"
 #include "kernels/quant.h"
 #include "kernels/ssm_scan.h"
+#include "models/forward_scratch.h"
 #include "models/model.h"
 #include "models/model_loading.h"
 
@@ -167,7 +168,8 @@ void Model::advance_mamba2(int il, RecurrentState& state, const float* in, size_
   const Mamba2LayerDims d = mamba2_layer_dims(cfg_);
   const size_t Di = d.d_inner(), conv = d.conv_channels(), W = d.in_proj();
   const size_t BC = size_t(d.n_groups) * size_t(d.d_state);
-  std::vector<float> xbc(n * conv);
+  ForwardScratch scratch;
+  const std::span<float> xbc = scratch.take(n * conv);
   causal_conv1d({int(conv), d.d_conv}, in + Di, W, n, L.ssm_conv1d.data(),
                 L.ssm_conv1d_bias.empty() ? nullptr : L.ssm_conv1d_bias.data(), true,
                 state.conv_window(), xbc.data(), conv);
@@ -196,7 +198,8 @@ void Model::mamba2(int il, const float* xn, size_t T, KVCache& cache, ForwardPro
   const size_t Di = d.d_inner(), W = d.in_proj();
   float* in = cache.recurrent_inputs(il, T);
   timed_gemm(prof, xn, T, size_t(cfg_.n_embd), L.w_delta_in, in, W);
-  std::vector<float> y(T * Di);
+  ForwardScratch scratch;
+  const std::span<float> y = scratch.take(T * Di);
   RecurrentState& state = cache.recurrent_state(il);
   advance_mamba2(il, state, in, T, y.data());
   state.advance(T);
@@ -215,7 +218,8 @@ void Model::attention_no_rope(int il, const float* xn, size_t T, const int32_t* 
   ForwardProfile* prof = hooks ? hooks->profile : nullptr;
   const size_t E = size_t(c.n_embd), Qd = size_t(c.q_dim()), KVd = size_t(c.kv_dim());
   const size_t ld = Qd + 2 * KVd;
-  std::vector<float> qkv(T * ld), att(T * Qd);
+  ForwardScratch scratch;
+  const std::span<float> qkv = scratch.take(T * ld), att = scratch.take(T * Qd);
   timed_gemm(prof, xn, T, E, L.wqkv, qkv.data(), ld,
              L.qkv_bias.empty() ? nullptr : L.qkv_bias.data());
   const float* q = qkv.data();
@@ -240,7 +244,8 @@ namespace {
 void relu2_ffn(ForwardProfile* prof, const float* x, size_t T, size_t n_in, const PackedWeight& up,
                const float* up_b, size_t F, const PackedWeight& down, const float* down_b,
                float* out, size_t n_out) {
-  std::vector<float> u(T * F);
+  ForwardScratch scratch;
+  const std::span<float> u = scratch.take(T * F);
   timed_gemm(prof, x, T, n_in, up, u.data(), F, up_b);
   for (float& a : u) {
     const float r = a > 0.f ? a : 0.f;
@@ -271,7 +276,9 @@ void Model::ffn_moe_relu2(const LayerWeights& L, const float* xn, size_t T, floa
   const ModelConfig& c = cfg_;
   const size_t E = size_t(c.n_embd), F = size_t(c.n_ff_expert), NE = size_t(c.n_expert);
   const size_t K = size_t(c.n_expert_used), Le = c.moe_latent > 0 ? size_t(c.moe_latent) : E;
-  std::vector<float> p(T * NE), weight(T * NE, 0.f), sel(NE);
+  ForwardScratch scratch;
+  const std::span<float> p = scratch.take(T * NE), weight = scratch.take_filled(T * NE, 0.f);
+  std::vector<float> sel(NE);
   std::vector<uint8_t> chosen(T * NE, 0);
   timed_gemm(prof, xn, T, E, L.w_router, p.data(), NE);
   std::vector<size_t> order(NE);
@@ -296,14 +303,15 @@ void Model::ffn_moe_relu2(const LayerWeights& L, const float* xn, size_t T, floa
       chosen[t * NE + order[i]] = 1;
     }
   }
-  std::vector<float> xl;
   const float* xin = xn;
   if (c.moe_latent > 0) {
-    xl.resize(T * Le);
+    const std::span<float> xl = scratch.take(T * Le);
     timed_gemm(prof, xn, T, E, L.w_latent_down, xl.data(), Le);
     xin = xl.data();
   }
-  std::vector<float> acc(T * Le, 0.f), xs, y;
+  // xs and y sized for every row: an expert may take all T.
+  const std::span<float> acc = scratch.take_filled(T * Le, 0.f), xs = scratch.take(T * Le),
+                         y = scratch.take(T * Le);
   std::vector<size_t> rows;
   for (size_t e = 0; e < NE; ++e) {
     rows.clear();
@@ -311,10 +319,8 @@ void Model::ffn_moe_relu2(const LayerWeights& L, const float* xn, size_t T, floa
       if (chosen[t * NE + e]) rows.push_back(t);
     if (rows.empty()) continue;
     const size_t M = rows.size();
-    xs.resize(M * Le);
     for (size_t i = 0; i < M; ++i)
       std::copy(xin + rows[i] * Le, xin + (rows[i] + 1) * Le, xs.begin() + std::ptrdiff_t(i * Le));
-    y.resize(M * Le);
     relu2_ffn(prof, xs.data(), M, Le, L.exp_gate_up[e], nullptr, F, L.exp_down[e], nullptr,
               y.data(), Le);
     for (size_t i = 0; i < M; ++i) {
@@ -327,7 +333,7 @@ void Model::ffn_moe_relu2(const LayerWeights& L, const float* xn, size_t T, floa
     timed_gemm(prof, acc.data(), T, Le, L.w_latent_up, out, E);
   else
     std::copy(acc.begin(), acc.end(), out);
-  std::vector<float> sh(T * E);
+  const std::span<float> sh = scratch.take(T * E);
   relu2_ffn(prof, xn, T, E, L.w_gate_up, nullptr, size_t(c.n_ff_shexp), L.w_down, nullptr,
             sh.data(), E);
   add_inplace(out, sh.data(), T * E);
@@ -344,7 +350,9 @@ std::vector<float> Model::forward_nemotron_h(std::span<const int32_t> tokens,
     throw std::invalid_argument("forward: " + c.arch_name +
                                 " needs a cache with recurrent layers (Model::make_cache)");
   const size_t T = tokens.size(), E = size_t(c.n_embd);
-  std::vector<float> x(T * E), xn(T * E), tmp(T * E);
+  ForwardScratch scratch;
+  const std::span<float> x = scratch.take(T * E), xn = scratch.take(T * E),
+                         tmp = scratch.take(T * E);
   for (size_t t = 0; t < T; ++t) embed(tokens[t], &x[t * E]);
   cache.stage(positions.data(), T);
   const size_t n_kv = cache.size() + T;
