@@ -1,5 +1,6 @@
 // Google Benchmark of the hybrid forward passes on the tiny-qwen35 and tiny-nemotron-h targets
-// (made in a scratch directory, f32; BM_Hybrid* and BM_NemotronH*): prefill tokens/s, a decode step
+// (made in a scratch directory, f32; BM_Hybrid* and BM_NemotronH*; their MoE variants' prefill in
+// BM_HybridMoePrefill and BM_NemotronHMoePrefill): prefill tokens/s, a decode step
 // after a prompt, and PLD's verify step with the cache's rollback of the recurrent layers
 // (checkpoint + replay of the kept tokens) against the same verify without rollback. Measures only;
 // correctness lives in tests/models.
@@ -82,6 +83,9 @@ void hybrid_verify_and_trim(benchmark::State& st, const std::string& family) {
 void BM_HybridPrefill(benchmark::State& st) {
   hybrid_prefill(st, "tiny-qwen35");
 }
+void BM_HybridMoePrefill(benchmark::State& st) {
+  hybrid_prefill(st, "tiny-qwen35-moe");
+}
 void BM_HybridDecode(benchmark::State& st) {
   hybrid_decode(st, "tiny-qwen35");
 }
@@ -90,6 +94,9 @@ void BM_HybridVerifyAndTrim(benchmark::State& st) {
 }
 void BM_NemotronHPrefill(benchmark::State& st) {
   hybrid_prefill(st, "tiny-nemotron-h");
+}
+void BM_NemotronHMoePrefill(benchmark::State& st) {
+  hybrid_prefill(st, "tiny-nemotron-h-moe");
 }
 void BM_NemotronHDecode(benchmark::State& st) {
   hybrid_decode(st, "tiny-nemotron-h");
@@ -103,9 +110,19 @@ BENCHMARK(BM_HybridPrefill)
     ->ArgNames({"tokens", "threads"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+BENCHMARK(BM_HybridMoePrefill)
+    ->ArgsProduct({{512, 2048}, {1, 2}})
+    ->ArgNames({"tokens", "threads"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_HybridDecode)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_HybridVerifyAndTrim)->Arg(0)->Arg(4)->Arg(8)->ArgName("trim")->UseRealTime();
 BENCHMARK(BM_NemotronHPrefill)
+    ->ArgsProduct({{512, 2048}, {1, 2}})
+    ->ArgNames({"tokens", "threads"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_NemotronHMoePrefill)
     ->ArgsProduct({{512, 2048}, {1, 2}})
     ->ArgNames({"tokens", "threads"})
     ->Unit(benchmark::kMillisecond)
