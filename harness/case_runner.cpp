@@ -148,6 +148,8 @@ results::TrialRecord measure_trial(const Method& m, const Engine& e, const Reque
   r.other_cpu_s = load.other_cpu_s;
   r.loadavg_1m = load.loadavg_1m;
   r.backoffs_in_region = backoff_events;
+  // When the trial ended, so a store shows the order trials ran in (plans may interleave cases).
+  r.recorded_at = results::utc_now();
   return r;
 }
 
@@ -191,35 +193,40 @@ results::TrialRecord case_identity(const CaseInput& in, const std::string& case_
   return r;
 }
 
-std::vector<results::TrialRecord> run_case(const CaseInput& in,
-                                           const results::TrialRecord& identity, CaseTimes& times) {
+PreparedCase prepare_case(const CaseInput& in, const results::TrialRecord& identity,
+                          CaseTimes& times) {
   const Method& method = plan_method(in.plan, in.c.method);
   const Suite& suite = suite_of(in.plan);
   const nlohmann::json& sp = in.plan.suite.params;
-  results::TrialRecord id = identity;
+  PreparedCase p;
+  results::TrialRecord& id = p.id;
+  id = identity;
   id.target = in.models.ref("target");
   for (auto& [role, e] : id.inputs.items()) e["sha256"] = in.models.digest(role);
   // A draft model is also stored in the draft_* columns the cost-model reports read.
   if (id.inputs.contains("draft")) id.draft = in.models.ref("draft");
 
-  const Sample sample =
+  p.sample =
       suite.make_sample(in.c.context_len, in.c.sample, in.plan.seed, in.models.suite_context(), sp);
+  const Sample& sample = p.sample;
   id.sample_id = sample.id;
   if (const auto t = sample.meta.find("task"); t != sample.meta.end() && t->is_string())
     id.sample_task = t->get<std::string>();
   id.sample_hash = sha256_text(
       nlohmann::json{{"prompt", sample.prompt}, {"reference", sample.reference}}.dump());
-  const Request req = make_request(in, sample);
-  const Engine engine = engine_for(in, method, in.c.kv_dtype);
-  const ReferenceNeed need = suite.reference_need(sp);
+  p.request = make_request(in, sample);
+  p.engine = engine_for(in, method, in.c.kv_dtype);
+  p.need = suite.reference_need(sp);
+  const Request& req = p.request;
+  const Engine& engine = p.engine;
+  const ReferenceNeed& need = p.need;
   const bool self_ref = is_reference(in);
 
   // Scoring inputs that do not come from the measured trials.
   const auto t_warm = Clock::now();
   const double setup_before = times.setup_s;
-  const Generation* reference = nullptr;
   if (need.kind != ReferenceNeed::Kind::None && !self_ref)
-    reference = &reference_for(in, req, need, sample, times);
+    p.reference = &reference_for(in, req, need, sample, times);
   int warmups_left = in.plan.warmup;
   const auto ref_key = reference_key(in);
   if (self_ref && need.kind == ReferenceNeed::Kind::ForcedLogits && warmups_left > 0 &&
@@ -229,39 +236,52 @@ std::vector<results::TrialRecord> run_case(const CaseInput& in,
         generation_of(method.run(engine, scoring_request(req, need.steps), in.c.params));
     --warmups_left;
   }
-  Generation forced;  // the method's teacher-forced run (Forced*), doubling as a warm-up
-  if (need.kind == ReferenceNeed::Kind::ForcedLogits && reference) {
+  // The method's teacher-forced run (Forced*) doubles as a warm-up.
+  if (need.kind == ReferenceNeed::Kind::ForcedLogits && p.reference) {
     Request r = scoring_request(req, need.steps);
-    r.forced_tokens = reference->tokens;
-    forced = generation_of(method.run(engine, r, in.c.params));
+    r.forced_tokens = p.reference->tokens;
+    p.forced = generation_of(method.run(engine, r, in.c.params));
     --warmups_left;
   } else if (need.kind == ReferenceNeed::Kind::ForcedContinuation) {
-    forced = generation_of(method.run(engine, reference_request(req, need, sample), in.c.params));
+    p.forced = generation_of(method.run(engine, reference_request(req, need, sample), in.c.params));
     --warmups_left;
-    if (self_ref && !in.references.count(ref_key)) in.references[ref_key] = forced;
+    if (self_ref && !in.references.count(ref_key)) in.references[ref_key] = p.forced;
   }
   for (int w = 0; w < warmups_left && !in.interrupts; ++w) method.run(engine, req, in.c.params);
   times.warmup_s += since(t_warm) - (times.setup_s - setup_before);
+  return p;
+}
 
-  std::vector<results::TrialRecord> trials;
-  Outcome first;
-  for (int t = 0; t < in.plan.trials && !in.interrupts; ++t) {
-    Outcome o;
-    trials.push_back(measure_trial(method, engine, req, in.c.params, id, t, times, o));
-    if (t == 0) first = std::move(o);
-  }
-  if (trials.empty()) return trials;
-  const Generation scored = forced_kind(need) ? std::move(forced) : Generation{first.tokens, {}};
+void measure_next_trial(const CaseInput& in, PreparedCase& p, CaseTimes& times) {
+  const Method& method = plan_method(in.plan, in.c.method);
+  const int t = int(p.trials.size());
+  Outcome o;
+  p.trials.push_back(measure_trial(method, p.engine, p.request, in.c.params, p.id, t, times, o));
+  if (t == 0) p.first = std::move(o);
+}
+
+std::vector<results::TrialRecord> finish_case(const CaseInput& in, PreparedCase&& p) {
+  if (p.trials.empty()) return {};
+  const Generation scored =
+      forced_kind(p.need) ? std::move(p.forced) : Generation{p.first.tokens, {}};
   const SuiteContext ctx = in.models.suite_context();
-  const Scores scores = suite.score(sample, scored, reference, ctx, sp);
+  const Scores scores =
+      suite_of(in.plan).score(p.sample, scored, p.reference, ctx, in.plan.suite.params);
   std::optional<std::string> prediction;
-  if (ctx.tokenizer && !forced_kind(need)) prediction = ctx.tokenizer->decode(first.tokens);
-  for (auto& r : trials) {
+  if (ctx.tokenizer && !forced_kind(p.need)) prediction = ctx.tokenizer->decode(p.first.tokens);
+  for (auto& r : p.trials) {
     r.scores = scores;
     r.prediction = prediction;
-    r.sample_reference = sample.reference;
+    r.sample_reference = p.sample.reference;
   }
-  return trials;
+  return std::move(p.trials);
+}
+
+std::vector<results::TrialRecord> run_case(const CaseInput& in,
+                                           const results::TrialRecord& identity, CaseTimes& times) {
+  PreparedCase p = prepare_case(in, identity, times);
+  for (int t = 0; t < in.plan.trials && !in.interrupts; ++t) measure_next_trial(in, p, times);
+  return finish_case(in, std::move(p));
 }
 
 }  // namespace accel

@@ -42,8 +42,31 @@ results::TrialRecord case_identity(const CaseInput& in, const std::string& case_
 // method does not declare in fallback_reasons(): an undeclared fallback is a failure.
 void check_declared_fallback(const Method& m, const Outcome& o);
 
-// Runs the case; returns its measured trials (fewer than plan.trials only when interrupted) with
-// scores. Throws for any failure, including a fallback the method does not declare.
+// A case between its preparation and its scoring: what its trials run on and what they gave so
+// far. Plans that interleave trials hold one per case of a model set across the trial rounds.
+struct PreparedCase {
+  results::TrialRecord id;  // identity plus the sample's fields
+  Sample sample;
+  Request request;
+  Engine engine;
+  ReferenceNeed need;
+  const Generation* reference = nullptr;  // in CaseInput::references, or none
+  Generation forced;                      // the method's teacher-forced scoring run, if any
+  Outcome first;                          // the first measured trial's outcome
+  std::vector<results::TrialRecord> trials;
+};
+
+// The sample, the reference run (cached), the method's scoring run and the warm-ups.
+PreparedCase prepare_case(const CaseInput& in, const results::TrialRecord& identity,
+                          CaseTimes& times);
+// Measures the case's next trial (index = trials so far).
+void measure_next_trial(const CaseInput& in, PreparedCase& p, CaseTimes& times);
+// Scores the first trial's generation and gives every measured trial the scores.
+std::vector<results::TrialRecord> finish_case(const CaseInput& in, PreparedCase&& p);
+
+// Runs the case: prepare, plan.trials measured trials, finish. Returns its measured trials (fewer
+// than plan.trials only when interrupted) with scores. Throws for any failure, including a
+// fallback the method does not declare.
 std::vector<results::TrialRecord> run_case(const CaseInput& in,
                                            const results::TrialRecord& identity, CaseTimes& times);
 

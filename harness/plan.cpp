@@ -344,13 +344,13 @@ nlohmann::json default_plan_json() {
 
 Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::string& models_dir) {
   if (!j.is_object()) fail(src, "(top level)", "a plan is a JSON object");
-  check_keys(j,
-             {"name",          "models",          "methods",   "context_lengths", "workload",
-              "suite",         "reference",       "kv_dtypes", "warmup",          "trials",
-              "decode_tokens", "agreement_steps", "threads",   "prefill_chunk",   "seed",
-              "description",   "timings",         "backend",   "configurations",  "max_concurrency",
-              "request_rate",  "load_requests"},
-             src, "");
+  check_keys(
+      j, {"name",          "models",          "methods",    "context_lengths", "workload",
+          "suite",         "reference",       "kv_dtypes",  "warmup",          "trials",
+          "decode_tokens", "agreement_steps", "threads",    "prefill_chunk",   "seed",
+          "description",   "timings",         "backend",    "configurations",  "max_concurrency",
+          "request_rate",  "load_requests",   "trial_order"},
+      src, "");
   Plan p;
   p.source = j;
   if (j.contains("name")) {
@@ -426,6 +426,15 @@ Plan parse_plan(const nlohmann::json& j, const std::string& src, const std::stri
            "false needs a suite with scores: suite '" + p.suite.name +
                "' has none, so its cases "
                "measure timings only");
+  }
+  if (j.contains("trial_order")) {
+    const std::string order = get_string(j, "trial_order", src, "trial_order");
+    if (order != "case" && order != "interleaved")
+      fail(src, "trial_order", "must be \"case\" or \"interleaved\", not \"" + order + "\"");
+    p.interleave_trials = order == "interleaved";
+    if (p.interleave_trials && p.load.any())
+      fail(src, "trial_order",
+           "\"interleaved\" does not apply to a load sweep, whose requests are its trials");
   }
   if (j.contains("description") && !j["description"].is_string())
     fail(src, "description", "must be a string");

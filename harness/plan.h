@@ -71,6 +71,11 @@ struct Plan {
   std::vector<std::string> kv_dtypes{"f32"};  // target KV cache storage types (a sweep)
   int warmup = 1;
   int trials = 3;
+  // `trial_order: "interleaved"`: each model set's cases are prepared (warm-ups included) in plan
+  // order, then measured in rounds, trial t of every case before trial t + 1 of any, so a slow
+  // phase of the machine falls on every case alike rather than on whichever ran in it. Default
+  // "case": each case's trials back to back.
+  bool interleave_trials = false;
   int decode_tokens = 16;
   int threads = 0;  // 0 = all cores
   size_t prefill_chunk = 512;

@@ -187,6 +187,16 @@ void preload_models(const Method& m, LoadedModelSet& set) {
   }
 }
 
+// Records a case's failure (interrupted cases are dropped, never recorded).
+void record_failure(const CaseInput& in, const results::TrialRecord& identity, const char* what,
+                    results::ResultStore& store, RunSummary& sum, Progress& progress) {
+  if (in.interrupts) return;
+  store.record_failure(identity, what);
+  ++sum.failed;
+  progress.failure(in.c.label(in.plan), what);
+  progress.case_done(in.c.label(in.plan));
+}
+
 // Runs one case and records its trials, or its failure, in one transaction; an interrupted case is
 // dropped whole.
 void run_and_record(const CaseInput& in, const KeyedCase& k, results::ResultStore& store,
@@ -217,12 +227,66 @@ void run_and_record(const CaseInput& in, const KeyedCase& k, results::ResultStor
     store.record_case(trials);
     ++sum.completed;
   } catch (const std::exception& e) {
-    if (in.interrupts) return;
-    store.record_failure(identity, e.what());
-    ++sum.failed;
-    progress.failure(in.c.label(in.plan), e.what());
+    record_failure(in, identity, e.what(), store, sum, progress);
+    return;
   }
   progress.case_done(in.c.label(in.plan));
+}
+
+// One case of an interleaved group, from its preparation to its recording.
+struct ActiveCase {
+  CaseInput in;
+  results::TrialRecord identity;
+  CaseTimes times;
+  std::optional<PreparedCase> prepared;  // empty after a failure
+};
+
+// Plan::interleave_trials: the group's cases (one model set, none done) prepared in plan order,
+// then measured in rounds of one trial each; each case is recorded, in one transaction, after the
+// last round. A failing case is recorded as failed and leaves the rotation; an interrupt drops
+// every case of the group.
+void run_interleaved(const Plan& plan, const std::vector<const KeyedCase*>& group,
+                     LoadedModelSet& loaded, ReferenceCache& references,
+                     results::ResultStore& store, RunSummary& sum, Progress& progress) {
+  const auto t0 = Clock::now();
+  std::vector<ActiveCase> active;
+  active.reserve(group.size());  // CaseInput holds references: no reallocation after this
+  for (const KeyedCase* k : group) {
+    preload_models(plan_method(plan, k->c.method), loaded);
+    CaseInput in{plan, k->c, loaded, references, g_interrupts};
+    active.push_back({in, case_identity(in, k->key, k->base_key, sum.run_id), {}, std::nullopt});
+  }
+  auto attempt = [&](ActiveCase& a, auto&& step) {
+    try {
+      step();
+    } catch (const std::exception& e) {
+      a.prepared.reset();
+      record_failure(a.in, a.identity, e.what(), store, sum, progress);
+    }
+  };
+  for (ActiveCase& a : active) {
+    if (g_interrupts) return;
+    attempt(a, [&] { a.prepared = prepare_case(a.in, a.identity, a.times); });
+  }
+  for (int t = 0; t < plan.trials; ++t)
+    for (ActiveCase& a : active) {
+      if (g_interrupts) return;
+      if (a.prepared) attempt(a, [&] { measure_next_trial(a.in, *a.prepared, a.times); });
+    }
+  double accounted = 0;
+  for (ActiveCase& a : active) {
+    if (g_interrupts) return;
+    if (a.prepared)
+      attempt(a, [&] {
+        store.record_case(finish_case(a.in, std::move(*a.prepared)));
+        ++sum.completed;
+        progress.case_done(a.in.c.label(plan));
+      });
+    sum.measured_s += a.times.measured_s;
+    sum.setup_s += a.times.setup_s;
+    accounted += a.times.setup_s + a.times.warmup_s + a.times.measured_s;
+  }
+  sum.overhead_s += since(t0) - accounted;
 }
 
 }  // namespace
@@ -308,6 +372,16 @@ RunSummary run_plan(const Plan& given, const RunOptions& opt, std::ostream& log)
         loaded = std::make_unique<LoadedModelSet>(plan.models[c.model_set], digests[c.model_set]);
         loaded_set = c.model_set;
         references.clear();
+      }
+      if (plan.interleave_trials) {
+        sum.setup_s += since(t_load);
+        // Cases are in model-set order: the group is this set's cases from here on.
+        std::vector<const KeyedCase*> group;
+        for (; ci < cases.size() && cases[ci].c.model_set == c.model_set; ++ci)
+          cases[ci].state.done ? void(++sum.skipped) : group.push_back(&cases[ci]);
+        --ci;
+        run_interleaved(plan, group, *loaded, references, *store, sum, progress);
+        continue;
       }
       preload_models(plan_method(plan, c.method), *loaded);
       times.setup_s += since(t_load);

@@ -120,7 +120,7 @@ struct TrialRecord {
   std::map<std::string, double> scores;             // suite metrics
   nlohmann::json stats = nlohmann::json::object();  // method statistics
   std::optional<std::string> error;                 // set for a failed trial
-  std::string recorded_at;                          // ISO-8601 UTC; filled by the store if empty
+  std::string recorded_at;  // ISO-8601 UTC: the runner's end of the trial; else filled by the store
 
   bool failed() const { return error.has_value(); }
   bool operator==(const TrialRecord&) const = default;

@@ -5,8 +5,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <thread>
@@ -67,6 +69,62 @@ TEST(Runner, RunsThenSkipsFinishedCases) {
   EXPECT_FALSE(runs[0].git_commit.empty());
   EXPECT_FALSE(runs[0].cpu_model.empty());
   EXPECT_EQ(runs[0].plan["name"], "runner-test");
+}
+
+// trial_order "interleaved" measures trial t of every case before trial t + 1 of any; "case" (the
+// default) runs each case's trials back to back. recorded_at (the end of each trial, to the
+// millisecond) shows the order; a tiny-model trial at 256+ tokens takes well over a millisecond,
+// so the order is strict. Both orders store the same generations.
+TEST(Runner, InterleavedTrialOrderRunsTrialRoundsAcrossCases) {
+  test::TempDir dir;
+  std::map<std::string, std::vector<std::pair<int, int>>> order;  // trial_order -> (ctx, trial)
+  std::map<std::string, std::map<int, std::vector<int32_t>>> tokens;
+  for (const std::string trial_order : {"case", "interleaved"}) {
+    const std::string plan = dir.file(trial_order + ".json"), db = dir.file(trial_order + ".db");
+    std::ofstream(plan) << nlohmann::json{
+        {"name", "order-test"},
+        {"models", {{{"name", "tiny"}, {"family", "tiny"}}}},
+        {"methods", {{{"name", "baseline"}}}},
+        {"context_lengths", {256, 512}},
+        {"workload", {{"kind", "synthetic"}, {"samples", 1}}},
+        {"warmup", 1},
+        {"trials", 2},
+        {"decode_tokens", 4},
+        {"threads", 1},
+        {"trial_order",
+         trial_order}}.dump();
+    std::string out;
+    ASSERT_EQ(test::run_cli("run " + plan + " --db " + db + " --models-dir " + dir.file("m"), &out),
+              0)
+        << out;
+    auto trials = results::ResultStore::open_readonly(db).trials();
+    ASSERT_EQ(trials.size(), 4u);
+    std::sort(trials.begin(), trials.end(),
+              [](const auto& a, const auto& b) { return a.recorded_at < b.recorded_at; });
+    for (size_t i = 0; i + 1 < trials.size(); ++i)
+      EXPECT_LT(trials[i].recorded_at, trials[i + 1].recorded_at) << trial_order;
+    for (const auto& t : trials) {
+      order[trial_order].push_back({int(t.context_len), int(t.trial_index)});
+      tokens[trial_order][int(t.context_len)] = t.output_tokens;
+    }
+  }
+  using P = std::vector<std::pair<int, int>>;
+  EXPECT_EQ(order["case"], (P{{256, 0}, {256, 1}, {512, 0}, {512, 1}}));
+  EXPECT_EQ(order["interleaved"], (P{{256, 0}, {512, 0}, {256, 1}, {512, 1}}));
+  EXPECT_EQ(tokens["case"], tokens["interleaved"]);
+}
+
+TEST(Runner, TrialOrderIsCaseOrInterleaved) {
+  test::TempDir dir;
+  const std::string plan = dir.file("bad.json");
+  std::ofstream(plan) << R"({"models": [{"name": "tiny", "family": "tiny"}],
+    "methods": [{"name": "baseline"}], "context_lengths": [64], "trial_order": "random"})";
+  std::string out;
+  EXPECT_NE(test::run_cli("run " + plan + " --db " + dir.file("x.db"), &out), 0);
+  EXPECT_NE(out.find("trial_order: must be \"case\" or \"interleaved\", not \"random\""),
+            std::string::npos)
+      << out;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("x.db")));
 }
 
 // Starts `accelbench run` as a child, waits until it has stored some trials, then signals it.
@@ -132,21 +190,25 @@ TEST(Runner, CtrlCStopsCleanlyAndRerunCompletes) {
   EXPECT_EQ(trial_rows(db), 2 * 30 * 2);
 }
 
+// In either trial order: the failing case leaves the interleaved rotation, the others finish.
 TEST(Runner, ContextLongerThanModelIsRecordedAsFailure) {
-  test::TempDir dir;
-  const std::string path = dir.file("plan.json");
-  std::ofstream(path) << R"({"models": [{"name": "tiny", "family": "tiny"}],
-    "methods": [{"name": "baseline"}], "context_lengths": [64, 5000],
-    "warmup": 0, "trials": 1, "decode_tokens": 2})";
-  const std::string db = dir.file("f.sqlite");
-  std::string out;
-  EXPECT_EQ(test::run_cli("run " + path + " --db " + db + " --models-dir " + dir.file("m"), &out),
-            4)
-      << out;
-  EXPECT_NE(out.find("exceeds the context length 4096"), std::string::npos) << out;
-  const auto store = results::ResultStore::open_readonly(db);
-  EXPECT_EQ(store.trial_count(false), 1);
-  EXPECT_EQ(store.trial_count(true), 2);
+  for (const std::string order : {"case", "interleaved"}) {
+    test::TempDir dir;
+    const std::string path = dir.file("plan.json");
+    std::ofstream(path) << R"({"models": [{"name": "tiny", "family": "tiny"}],
+      "methods": [{"name": "baseline"}], "context_lengths": [64, 5000, 128],
+      "warmup": 0, "trials": 2, "decode_tokens": 2, "trial_order": ")" +
+                               order + "\"}";
+    const std::string db = dir.file("f.sqlite");
+    std::string out;
+    EXPECT_EQ(test::run_cli("run " + path + " --db " + db + " --models-dir " + dir.file("m"), &out),
+              4)
+        << out;
+    EXPECT_NE(out.find("exceeds the context length 4096"), std::string::npos) << out;
+    const auto store = results::ResultStore::open_readonly(db);
+    EXPECT_EQ(store.trial_count(false), 4) << order;  // 2 cases x 2 trials
+    EXPECT_EQ(store.trial_count(true), 5) << order;   // and the failure's row
+  }
 }
 
 }  // namespace
