@@ -431,7 +431,9 @@ void read_nemotron_h(const GgufFile& f, const std::string& a, ModelConfig& c) {
 // nemotron_h_moe's expert keys as llama_model_nemotron_h::load_arch_hparams reads them: the
 // shared expert's width (its tensors are required, so 0 or missing is refused), the weights'
 // norm flag and scale, and the latent width. Expert groups (expert_group_count > 1: selection
-// within the best groups) are refused: build_moe_ffn's group step is not implemented here.
+// within the best groups) are refused: build_moe_ffn's group step is not implemented here, and no
+// converted file needs it (llama.cpp's NemotronH converter writes no expert_group_used_count,
+// which its loader requires above 0 once there are groups, so such a file loads nowhere).
 void read_nemotron_h_moe(const GgufFile& f, const std::string& a, ModelConfig& c) {
   c.n_ff_shexp = bounded_int(f, a + "expert_shared_feed_forward_length", 1, 1u << 18);
   if (const GgufValue* v = f.find(a + "expert_weights_norm")) {
