@@ -210,6 +210,43 @@ TEST(KiviStorage, OneBatchPromptEqualsF32AndDecodeStaysCloseKivi2FurtherThanKivi
   EXPECT_GT(mean_diff[KVDType::Kivi2], mean_diff[KVDType::Kivi4]);
 }
 
+// A fresh cache of type t: the first n tokens prefilled in chunks of `chunk` (their logits into
+// *prompt_logits when given), then `steps` single-token decode steps; each step's logits.
+std::vector<std::vector<float>> prefill_then_decode(const Model& m,
+                                                    const std::vector<int32_t>& toks, size_t n,
+                                                    size_t steps, KVDType t, size_t chunk,
+                                                    std::vector<float>* prompt_logits) {
+  KVCache c = m.make_cache(t);
+  prefill(m, std::span(toks).first(n), iota_positions(0, n), c, chunk, prompt_logits);
+  std::vector<std::vector<float>> out;
+  for (size_t i = 0; i < steps; ++i) {
+    const int32_t p = int32_t(n + i), row = 0;
+    out.push_back(m.forward({&toks[n + i], 1}, {&p, 1}, c, {&row, 1}));
+  }
+  return out;
+}
+
+struct Gap {
+  double worst = 0, mean = 0;
+};
+
+// Expects every step's logits within tol (absolute) of ref's; the worst and mean absolute gaps.
+Gap decode_gap(const std::vector<std::vector<float>>& got,
+               const std::vector<std::vector<float>>& ref, double tol) {
+  Gap g;
+  size_t count = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_TRUE(test::near_all(got[i], std::vector<double>(ref[i].begin(), ref[i].end()), tol, 0))
+        << "step " << i;
+    for (size_t j = 0; j < got[i].size(); ++j, ++count) {
+      g.mean += std::fabs(got[i][j] - ref[i][j]);
+      g.worst = std::max(g.worst, double(std::fabs(got[i][j] - ref[i][j])));
+    }
+  }
+  g.mean /= double(std::max<size_t>(count, 1));
+  return g;
+}
+
 // KIVI on the sliding-window families (window 32: every ring wraps): after a 160-token prompt in
 // chunks of 32 and 24 decode steps, logits stay near the f32 cache's and kivi2 moves them more
 // than kivi4. Both layer kinds hold KIVI (full layers linearly, sliding ones in rings). Measured
@@ -226,34 +263,14 @@ TEST_P(KiviSliding, DecodeStaysCloseToF32Kivi2FurtherThanKivi4) {
       Model::load(make_synthetic_family(GetParam(), dir.path().string(), 3, DType::F32)[0]);
   const size_t n = 160, steps = 24;
   const auto toks = test::seeded_tokens(n + steps, m->config().n_vocab, 29);
-  auto run = [&](KVDType t) {
-    KVCache c = m->make_cache(t);
-    EXPECT_GT(c.ring_slots(), 0u);
-    prefill(*m, std::span(toks).first(n), iota_positions(0, n), c, 32, nullptr);
-    std::vector<std::vector<float>> out;
-    for (size_t i = 0; i < steps; ++i) {
-      const int32_t p = int32_t(n + i), row = 0;
-      out.push_back(m->forward({&toks[n + i], 1}, {&p, 1}, c, {&row, 1}));
-    }
-    return out;
-  };
-  const auto ref = run(KVDType::F32);
+  EXPECT_GT(m->make_cache(KVDType::Kivi4).ring_slots(), 0u);
+  const auto ref = prefill_then_decode(*m, toks, n, steps, KVDType::F32, 32, nullptr);
   std::map<KVDType, double> mean_diff;
   for (auto [t, tol] : {std::pair{KVDType::Kivi4, 0.75}, std::pair{KVDType::Kivi2, 1.5}}) {
     SCOPED_TRACE(kv_dtype_name(t));
-    const auto got = run(t);
-    double sum = 0, worst = 0;
-    size_t count = 0;
-    for (size_t i = 0; i < steps; ++i) {
-      EXPECT_TRUE(test::near_all(got[i], std::vector<double>(ref[i].begin(), ref[i].end()), tol, 0))
-          << "step " << i;
-      for (size_t j = 0; j < got[i].size(); ++j, ++count) {
-        sum += std::fabs(got[i][j] - ref[i][j]);
-        worst = std::max(worst, double(std::fabs(got[i][j] - ref[i][j])));
-      }
-    }
-    EXPECT_GT(worst, 0.0);
-    mean_diff[t] = sum / double(count);
+    const Gap g = decode_gap(prefill_then_decode(*m, toks, n, steps, t, 32, nullptr), ref, tol);
+    EXPECT_GT(g.worst, 0.0);
+    mean_diff[t] = g.mean;
   }
   EXPECT_GT(mean_diff[KVDType::Kivi4], 0.0);
   EXPECT_GT(mean_diff[KVDType::Kivi2], mean_diff[KVDType::Kivi4]);
@@ -285,38 +302,18 @@ TEST_P(KiviHybrid, OneBatchPromptEqualsF32AndDecodeStaysCloseKivi2FurtherThanKiv
       Model::load(make_synthetic_family(GetParam(), dir.path().string(), 3, DType::F32)[0]);
   const size_t n = 160, steps = 24;
   const auto toks = test::seeded_tokens(n + steps, m->config().n_vocab, 31);
-  auto run = [&](KVDType t, std::vector<float>& prompt_logits) {
-    KVCache c = m->make_cache(t);
-    prefill(*m, std::span(toks).first(n), iota_positions(0, n), c, n, &prompt_logits);
-    std::vector<std::vector<float>> out;
-    for (size_t i = 0; i < steps; ++i) {
-      const int32_t p = int32_t(n + i), row = 0;
-      out.push_back(m->forward({&toks[n + i], 1}, {&p, 1}, c, {&row, 1}));
-    }
-    return out;
-  };
   std::vector<float> a;
-  const auto ref = run(KVDType::F32, a);
+  const auto ref = prefill_then_decode(*m, toks, n, steps, KVDType::F32, n, &a);
   std::map<KVDType, double> mean_diff;
   for (auto [t, tol] : {std::pair{KVDType::Kivi4, 0.25}, std::pair{KVDType::Kivi2, 0.5}}) {
     SCOPED_TRACE(kv_dtype_name(t));
     std::vector<float> b;
-    const auto got = run(t, b);
+    const Gap g = decode_gap(prefill_then_decode(*m, toks, n, steps, t, n, &b), ref, tol);
     EXPECT_TRUE(test::bit_equal(a, b));
-    double sum = 0, worst = 0;
-    size_t count = 0;
-    for (size_t i = 0; i < steps; ++i) {
-      EXPECT_TRUE(test::near_all(got[i], std::vector<double>(ref[i].begin(), ref[i].end()), tol, 0))
-          << "step " << i;
-      for (size_t j = 0; j < got[i].size(); ++j, ++count) {
-        sum += std::fabs(got[i][j] - ref[i][j]);
-        worst = std::max(worst, double(std::fabs(got[i][j] - ref[i][j])));
-      }
-    }
     std::printf("[kivi hybrid %s %s] worst %.3g mean %.3g\n", GetParam(), kv_dtype_name(t).c_str(),
-                worst, sum / double(count));
-    EXPECT_GT(worst, 0.0);
-    mean_diff[t] = sum / double(count);
+                g.worst, g.mean);
+    EXPECT_GT(g.worst, 0.0);
+    mean_diff[t] = g.mean;
   }
   EXPECT_GT(mean_diff[KVDType::Kivi2], mean_diff[KVDType::Kivi4]);
 }
