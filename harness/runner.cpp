@@ -250,7 +250,7 @@ void run_interleaved(const Plan& plan, const std::vector<const KeyedCase*>& grou
                      results::ResultStore& store, RunSummary& sum, Progress& progress) {
   const auto t0 = Clock::now();
   std::vector<ActiveCase> active;
-  active.reserve(group.size());  // CaseInput holds references: no reallocation after this
+  active.reserve(group.size());
   for (const KeyedCase* k : group) {
     preload_models(plan_method(plan, k->c.method), loaded);
     CaseInput in{plan, k->c, loaded, references, g_interrupts};
