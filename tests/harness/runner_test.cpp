@@ -19,18 +19,21 @@
 namespace accel {
 namespace {
 
-std::string write_plan(const test::TempDir& dir, int samples, int trials) {
+// A baseline plan on the tiny family; `changes` replaces or adds top-level fields.
+std::string write_plan(const test::TempDir& dir, int samples, int trials,
+                       const nlohmann::json& changes = nlohmann::json::object()) {
   const std::string path = dir.file("plan.json");
-  std::ofstream(path) << nlohmann::json{
-      {"name", "runner-test"},
-      {"models", {{{"name", "tiny"}, {"family", "tiny"}}}},
-      {"methods", {{{"name", "baseline"}}}},
-      {"context_lengths", {64, 256}},
-      {"workload", {{"kind", "synthetic"}, {"samples", samples}}},
-      {"warmup", 0},
-      {"trials", trials},
-      {"decode_tokens", 4},
-      {"threads", 1}}.dump();
+  nlohmann::json plan{{"name", "runner-test"},
+                      {"models", {{{"name", "tiny"}, {"family", "tiny"}}}},
+                      {"methods", {{{"name", "baseline"}}}},
+                      {"context_lengths", {64, 256}},
+                      {"workload", {{"kind", "synthetic"}, {"samples", samples}}},
+                      {"warmup", 0},
+                      {"trials", trials},
+                      {"decode_tokens", 4},
+                      {"threads", 1}};
+  plan.update(changes);
+  std::ofstream(path) << plan.dump();
   return path;
 }
 
@@ -80,19 +83,11 @@ TEST(Runner, InterleavedTrialOrderRunsTrialRoundsAcrossCases) {
   std::map<std::string, std::vector<std::pair<int, int>>> order;  // trial_order -> (ctx, trial)
   std::map<std::string, std::map<int, std::vector<int32_t>>> tokens;
   for (const std::string trial_order : {"case", "interleaved"}) {
-    const std::string plan = dir.file(trial_order + ".json"), db = dir.file(trial_order + ".db");
-    std::ofstream(plan) << nlohmann::json{
-        {"name", "order-test"},
-        {"models", {{{"name", "tiny"}, {"family", "tiny"}}}},
-        {"methods", {{{"name", "baseline"}}}},
-        {"context_lengths", {256, 512}},
-        {"workload", {{"kind", "synthetic"}, {"samples", 1}}},
-        {"warmup", 1},
-        {"trials", 2},
-        {"decode_tokens", 4},
-        {"threads", 1},
-        {"trial_order",
-         trial_order}}.dump();
+    const std::string plan = write_plan(dir, 1, 2,
+                                        {{"context_lengths", {256, 512}},
+                                         {"warmup", 1},
+                                         {"trial_order", trial_order}}),
+                      db = dir.file(trial_order + ".db");
     std::string out;
     ASSERT_EQ(test::run_cli("run " + plan + " --db " + db + " --models-dir " + dir.file("m"), &out),
               0)

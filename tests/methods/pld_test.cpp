@@ -11,7 +11,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <functional>
 #include <map>
 #include <random>
 #include <string>
@@ -85,17 +84,16 @@ bool same_logits(const Outcome& a, const Outcome& b) {
   return true;
 }
 
-// After a parity failure: both runs again, so the report says which side moved. This sweep has
-// failed about once in ten full release runs on a loaded 2-core VM, with logits a few ulps apart
-// from the prompt's last row on: a run-to-run difference of the prefill itself, not of PLD.
-std::string rerun_report(const std::function<Outcome()>& baseline,
-                         const std::function<Outcome()>& pld, const Outcome& base,
-                         const Outcome& o) {
+// After a parity failure, from both runs and their reruns: which side moved and by how much. This
+// sweep has failed about once in ten full release runs on a loaded 2-core VM, with logits a few
+// ulps apart from the prompt's last row on: a run-to-run difference of the prefill itself, not of
+// PLD.
+std::string rerun_report(const Outcome& base, const Outcome& o, const Outcome& base2,
+                         const Outcome& o2) {
   double worst = 0;
   for (size_t i = 0; i < std::min(base.logits.size(), o.logits.size()); ++i)
     for (size_t j = 0; j < std::min(base.logits[i].size(), o.logits[i].size()); ++j)
       worst = std::max(worst, double(std::fabs(base.logits[i][j] - o.logits[i][j])));
-  const Outcome base2 = baseline(), o2 = pld();
   char head[64];
   std::snprintf(head, sizeof head, "largest logit difference %.3g; rerun: baseline ", worst);
   std::string r = head;
@@ -131,9 +129,9 @@ Tally sweep(const Model& m, const Seq& prompt, int max_new, int32_t eos, const s
           const Outcome o = run(m, "pld", p, prompt, max_new, eos, max_new, kv);
           expect_parity(base, o, tag + " kv " + kv_name + " " + p.dump());
           if (::testing::Test::HasFatalFailure()) {
-            ADD_FAILURE() << rerun_report(
-                [&] { return run(m, "baseline", {}, prompt, max_new, eos, max_new, kv); },
-                [&] { return run(m, "pld", p, prompt, max_new, eos, max_new, kv); }, base, o);
+            ADD_FAILURE() << rerun_report(base, o,
+                                          run(m, "baseline", {}, prompt, max_new, eos, max_new, kv),
+                                          run(m, "pld", p, prompt, max_new, eos, max_new, kv));
             return t;
           }
           t.add(o);
