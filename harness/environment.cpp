@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -40,6 +41,18 @@ nlohmann::json Environment::to_json() const {
           {"compile_flags", compile_flags},
           {"cpu_model", cpu_model},
           {"cpu_flags", cpu_flags},
+          {"cpu_id", cpu_id},
+          {"kernels",
+           {{"simd_width", kernels.simd_width},
+            {"int8_dot", kernels.int8_dot},
+            {"gemm_tile", {kernels.gemm_tile_rows, kernels.gemm_tile_cols}},
+            {"gemm_k_block", kernels.gemm_k_block},
+            {"gemm_row_block", kernels.gemm_row_block},
+            {"gemm_panels_per_chunk", kernels.gemm_panels_per_chunk},
+            {"intdot_rows_per_tile", kernels.intdot_rows_per_tile},
+            {"kquant_prefetch_superblocks", kernels.kquant_prefetch_superblocks},
+            {"block_prefetch_blocks", kernels.block_prefetch_blocks},
+            {"pool_spin_us", kernels.pool_spin_us}}},
           {"threads", threads},
           {"cores", cores},
           {"hostname", hostname},
@@ -64,6 +77,9 @@ Environment capture_environment() {
 #endif
   std::ifstream cpu("/proc/cpuinfo");
   std::string line;
+  // The first processor's identity fields; a field /proc/cpuinfo lacks stays "?".
+  std::map<std::string, std::optional<std::string>> id = {
+      {"vendor_id", {}}, {"cpu family", {}}, {"model", {}}, {"stepping", {}}};
   // avx_vnni and avx512_vnni choose the integer-dot kernels' variant (kernels/kquant_panel.h,
   // q8_0_panel.h) in a -march=native build, so a figure can be traced to it.
   static const std::set<std::string> simd = {
@@ -76,6 +92,7 @@ Environment capture_environment() {
     while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
     const std::string val = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
     if (key == "model name" && e.cpu_model.empty()) e.cpu_model = val;
+    if (id.count(key) && !id[key]) id[key] = val;
     if (key == "flags" && e.cpu_flags.empty()) {
       std::istringstream ss(val);
       std::string f;
@@ -83,6 +100,10 @@ Environment capture_environment() {
         if (simd.count(f)) e.cpu_flags += (e.cpu_flags.empty() ? "" : " ") + f;
     }
   }
+  const auto field = [&](const char* k) { return id[k].value_or("?"); };
+  e.cpu_id = field("vendor_id") + " family " + field("cpu family") + " model " + field("model") +
+             " stepping " + field("stepping");
+  e.kernels = kernel_variant();
   e.threads = num_threads();
   e.cores = int(std::thread::hardware_concurrency());
   char host[256] = {0};

@@ -1,10 +1,12 @@
 // Environment capture for provenance: the git commit, dirty state and version the binary was BUILT
 // from (captured by CMake, never read from the tree checked out at run time), build type, compiler
-// and flags, CPU model and ISA flags, thread count, host name, and the machine's FMA peak.
-// Owns only reading these facts; never decides what is stored where.
+// and flags, CPU model, identity and ISA flags, the kernel variant, thread count, host name, and
+// the machine's FMA peak. Owns only reading these facts; never decides what is stored where.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "kernels/kernel_variant.h"
 
 namespace accel {
 
@@ -24,6 +26,10 @@ struct Environment {
   std::string git_diff_sha256;  // see BuildProvenance
   std::string build_type, compiler, compile_flags;
   std::string cpu_model, cpu_flags;  // cpu_flags: the SIMD-relevant subset (avx2, avx512f, ...)
+  // "<vendor_id> family F model M stepping S" from /proc/cpuinfo: names the CPU kind where the
+  // model name does not (a VM may report only "AMD EPYC"); a per-CPU setting would key on it.
+  std::string cpu_id;
+  KernelVariant kernels;
   int threads = 0;
   int cores = 0;  // logical CPUs online (what a load average is compared with)
   std::string hostname;

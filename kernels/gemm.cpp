@@ -794,6 +794,10 @@ void gemm(const float* X, size_t M, size_t ldx, const PackedWeight& W, float* Y,
   run_gemm_items(X, M, ldx, W, Y, ldy, bias);
 }
 
+GemmBlocking gemm_blocking() {
+  return {kMR, kNR, kKC, kMC, kNCP, kKR};
+}
+
 void gemm_reference(const float* X, size_t M, size_t ldx, DType t, const void* W, size_t rows,
                     size_t cols, double* Y, size_t ldy, const float* bias) {
   std::vector<float> row(cols);

@@ -65,6 +65,16 @@ class PackedWeight {
 void gemm(const float* X, size_t M, size_t ldx, const PackedWeight& W, float* Y, size_t ldy,
           const float* bias = nullptr);
 
+// The blocking compiled into gemm(), for the run record (kernels/kernel_variant.h): the float
+// micro-kernel's tile, the K block, the rows of packed X per block, the panels per N chunk, and the
+// integer-dot kernels' rows per tile.
+struct GemmBlocking {
+  int tile_rows, tile_cols;
+  size_t k_block, row_block, panels_per_chunk;
+  int intdot_rows_per_tile;
+};
+GemmBlocking gemm_blocking();
+
 // Plain double-precision reference over the raw (unpacked) weight, for tests.
 // Y[m][n] = sum_k double(X[m][k]) * double(dequant(W)[n][k]) (+ bias[n]).
 void gemm_reference(const float* X, size_t M, size_t ldx, DType t, const void* W, size_t rows,

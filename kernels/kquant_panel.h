@@ -482,7 +482,8 @@ inline constexpr size_t kPrefetchAhead = 2;
 
 // The 32-element block formats' decode prefetch (mxfp4_panel.h, q8_0_panel.h): all of the block
 // `ahead` blocks past `blk`, each BlockBytes long, asked for at once (formed as an integer, as
-// above).
+// above). Their callers ask kBlockPrefetchAhead blocks ahead.
+inline constexpr size_t kBlockPrefetchAhead = 8;
 template <size_t BlockBytes, size_t Ahead>
 inline __attribute__((always_inline)) void prefetch_block_ahead(const uint8_t* blk) {
   constexpr size_t kLines = (BlockBytes + 63) / 64;

@@ -79,7 +79,8 @@ void dot_tile(const uint8_t* panel, size_t n_blocks, int j0, const ActRow (&x)[R
     // Decode streams the panel once, 8 blocks ahead. bench_kquant mxfp4 4096 x 4096, M = 1, one
     // thread, Zen 3, interleaved runs (2026-11-27): medians 1.42 ms without, 1.26 / 1.05 / 1.09 ms
     // with 4 / 8 / 16 blocks ahead.
-    if constexpr (R == 1 && NJ > 1) kq::prefetch_block_ahead<block_bytes<NR>(), 8>(blk);
+    if constexpr (R == 1 && NJ > 1)
+      kq::prefetch_block_ahead<block_bytes<NR>(), kq::kBlockPrefetchAhead>(blk);
     const uint8_t* qs = blk + NR;
     iv::vi s[NJ][R];
     for (int jj = 0; jj < NJ; ++jj)

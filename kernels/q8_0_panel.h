@@ -90,7 +90,8 @@ void dot_tile(const uint8_t* panel, size_t n_blocks, int j0, const mx::ActRow (&
     // (no AVX-512), 5 interleaved runs (2026-11-28), medians 1 / 2 threads: 2.21 / 1.18 ms at 0
     // ahead, 2.34 / 1.31 (2), 2.17 / 1.21 (4), 2.11 / 1.18 (8), 2.14 / 1.21 (16): within the
     // noise of each other; 8 as for MXFP4.
-    if constexpr (R == 1 && NJ > 1) kq::prefetch_block_ahead<block_bytes<NR>(), 8>(blk);
+    if constexpr (R == 1 && NJ > 1)
+      kq::prefetch_block_ahead<block_bytes<NR>(), kq::kBlockPrefetchAhead>(blk);
     const uint8_t* qs = blk + 2 * NR;
     iv::vi s[NJ][R];
     for (int jj = 0; jj < NJ; ++jj)

@@ -325,6 +325,9 @@ BackoffWindow::BackoffWindow()
 int64_t BackoffWindow::events() const {
   return int64_t(parallel_backoffs() - backoffs_at_start_) + (began_inside_backoff_ ? 1 : 0);
 }
+int pool_spin_us() {
+  return spin_us_from_env();
+}
 double min_parallel_work() {
   return kMinParallelWork;
 }

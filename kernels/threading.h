@@ -100,5 +100,8 @@ class BackoffWindow {
 
 // The work threshold used by parallel_for(n, work, body); see threading.cpp for how it was set.
 double min_parallel_work();
+// How long an idle pool thread (and a caller waiting for one) polls before sleeping, in
+// microseconds: ACCELBENCH_SPIN_US when set to 0..1000000, else the default. For the run record.
+int pool_spin_us();
 
 }  // namespace accel

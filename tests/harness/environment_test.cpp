@@ -1,6 +1,7 @@
 // Tests of environment capture: the compiled-in git commit, dirty flag and version match the source
 // tree and the CMake project version, cmake/provenance.cmake computes them correctly on scratch git
-// repositories (clean, dirty, unchanged, not a checkout), and the FMA peak is measured once.
+// repositories (clean, dirty, unchanged, not a checkout), the CPU identity and kernel variant are
+// recorded, and the FMA peak is measured once.
 #include "harness/environment.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -121,6 +123,29 @@ TEST(BuildProvenance, CaptureEnvironmentReportsTheBuildProvenance) {
   EXPECT_EQ(e.accelbench_version, build_provenance().version);
   EXPECT_FALSE(e.accelbench_version.empty());
   EXPECT_EQ(e.to_json().at("git_commit"), e.git_commit);
+}
+
+// The CPU's identity fields and the kernel variant reach the record (runs.config.environment).
+TEST(Environment, RecordsTheCpuIdentityAndTheKernelVariant) {
+  const Environment e = capture_environment();
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string text((std::istreambuf_iterator<char>(cpuinfo)), std::istreambuf_iterator<char>());
+  if (text.find("cpu family") != std::string::npos) {  // x86 Linux
+    EXPECT_TRUE(
+        test::Pattern(R"(\S+ family [0-9]+ model [0-9]+ stepping [0-9]+)").full_match(e.cpu_id))
+        << e.cpu_id;
+  }
+  const nlohmann::json j = e.to_json();
+  EXPECT_EQ(j.at("cpu_id"), e.cpu_id);
+  const KernelVariant v = kernel_variant();
+  const nlohmann::json& k = j.at("kernels");
+  EXPECT_EQ(k.at("simd_width"), v.simd_width);
+  EXPECT_EQ(k.at("int8_dot"), v.int8_dot);
+  EXPECT_EQ(k.at("gemm_tile"), nlohmann::json({v.gemm_tile_rows, v.gemm_tile_cols}));
+  EXPECT_EQ(k.at("gemm_k_block"), v.gemm_k_block);
+  EXPECT_EQ(k.at("kquant_prefetch_superblocks"), v.kquant_prefetch_superblocks);
+  EXPECT_EQ(k.at("block_prefetch_blocks"), v.block_prefetch_blocks);
+  EXPECT_EQ(k.at("pool_spin_us"), v.pool_spin_us);
 }
 
 // A scratch repository with one committed file.

@@ -13,6 +13,7 @@
 #include <map>
 #include <thread>
 
+#include "kernels/simd.h"
 #include "results/result_store.h"
 #include "tests/support/test_support.h"
 
@@ -72,6 +73,8 @@ TEST(Runner, RunsThenSkipsFinishedCases) {
   EXPECT_FALSE(runs[0].git_commit.empty());
   EXPECT_FALSE(runs[0].cpu_model.empty());
   EXPECT_EQ(runs[0].plan["name"], "runner-test");
+  // The kernel variant is stored with the run, so a figure can be traced to it.
+  EXPECT_EQ(runs[0].config.at("environment").at("kernels").at("simd_width"), simd::W);
 }
 
 // trial_order "interleaved" measures trial t of every case before trial t + 1 of any; "case" (the
