@@ -79,7 +79,7 @@ TEST(KernelVariant, PoolSpinFollowsTheEnvironment) {
     EXPECT_EQ(kernel_variant().pool_spin_us, 0);
   }
   for (const char* bad : {"", "abc", "12x", "-5", "1000001"}) {
-    ScopedSpinEnv e(std::string(bad));
+    ScopedSpinEnv e{std::string(bad)};
     EXPECT_EQ(kernel_variant().pool_spin_us, unset) << "ACCELBENCH_SPIN_US=\"" << bad << "\"";
   }
 }

@@ -86,8 +86,10 @@ bool same_logits(const Outcome& a, const Outcome& b) {
 
 // After a parity failure, from both runs and their reruns: which side moved and by how much. This
 // sweep has failed about once in ten full release runs on a loaded 2-core VM, with logits a few
-// ulps apart from the prompt's last row on: a run-to-run difference of the prefill itself, not of
-// PLD.
+// ulps apart: not PLD. A build tracing every stage (2026-11-29) found the first differing step to
+// be RoPE on an equal input, and RoPE run twice on one private copy of its input gave different
+// bits under load, although it is pure code (sincos, float multiplies) that standalone programs
+// running it ~10^8 times never made differ.
 std::string rerun_report(const Outcome& base, const Outcome& o, const Outcome& base2,
                          const Outcome& o2) {
   double worst = 0;
