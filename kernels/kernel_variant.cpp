@@ -13,12 +13,8 @@ KernelVariant kernel_variant() {
   KernelVariant v;
   v.simd_width = simd::W;
   // kquant_panel.h's dot4: VNNI's one instruction where the build targets it, else the pair sums
-  // widened by vpmaddwd (AVX-512 and AVX2 alike).
-#if defined(__AVX512F__) ? defined(__AVX512VNNI__) : defined(__AVXVNNI__)
-  v.int8_dot = "vpdpbusd";
-#else
-  v.int8_dot = "vpmaddubsw+vpmaddwd";
-#endif
+  // widened by vpmaddwd (AVX-512 and AVX2 alike), which is when its narrow sums are in use.
+  v.int8_dot = kq::iv::kNarrowSums ? "vpmaddubsw+vpmaddwd" : "vpdpbusd";
   const GemmBlocking b = gemm_blocking();
   v.gemm_tile_rows = b.tile_rows;
   v.gemm_tile_cols = b.tile_cols;
