@@ -196,12 +196,7 @@ TEST_P(PldParitySweep, EveryPresetKAndNMinEqualsBaselineGreedy) {
 }
 
 INSTANTIATE_TEST_SUITE_P(TinyFamilies, PldParitySweep, ::testing::ValuesIn(kTinyFamilies),
-                         [](const ::testing::TestParamInfo<const char*>& info) {
-                           std::string n = info.param;
-                           for (char& c : n)
-                             if (c == '-') c = '_';
-                           return n;
-                         });
+                         test::NameWithUnderscores());
 
 TEST(PldStories, EveryPresetKAndNMinEqualsBaselineGreedyOnStories260K) {
   const auto bin = test::shared_data("stories260K/stories260K.bin");

@@ -81,12 +81,7 @@ TEST_P(SpecPrefillSliding, SparsePrefillDecodesFromTheFullPromptLength) {
 
 INSTANTIATE_TEST_SUITE_P(Families, SpecPrefillSliding,
                          ::testing::Values("tiny-gemma3", "tiny-gemma4", "tiny-gpt-oss"),
-                         [](const ::testing::TestParamInfo<const char*>& info) {
-                           std::string n = info.param;
-                           for (char& c : n)
-                             if (c == '-') c = '_';
-                           return n;
-                         });
+                         test::NameWithUnderscores());
 
 }  // namespace
 }  // namespace accel

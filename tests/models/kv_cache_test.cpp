@@ -116,10 +116,8 @@ TEST_P(CacheTypes, BytesAreExactPerEntry) {
 }
 
 std::string case_name(const ::testing::TestParamInfo<CacheCase>& info) {
-  std::string n = std::string(info.param.family) + "_" + kv_dtype_name(info.param.kv);
-  for (auto& ch : n)
-    if (ch == '-') ch = '_';
-  return n;
+  return test::dashes_to_underscores(std::string(info.param.family) + "_" +
+                                     kv_dtype_name(info.param.kv));
 }
 
 INSTANTIATE_TEST_SUITE_P(

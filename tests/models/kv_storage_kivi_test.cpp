@@ -278,12 +278,7 @@ TEST_P(KiviSliding, DecodeStaysCloseToF32Kivi2FurtherThanKivi4) {
 
 INSTANTIATE_TEST_SUITE_P(Families, KiviSliding,
                          ::testing::Values("tiny-gemma3", "tiny-gemma4", "tiny-gpt-oss"),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (auto& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n;
-                         });
+                         test::NameWithUnderscores());
 
 // KIVI on the hybrids: only their attention layers hold K/V, so only those take the KIVI storage;
 // the recurrent layers keep their f32 conv window and state whatever the KV type. A prompt
@@ -321,12 +316,7 @@ TEST_P(KiviHybrid, OneBatchPromptEqualsF32AndDecodeStaysCloseKivi2FurtherThanKiv
 INSTANTIATE_TEST_SUITE_P(Families, KiviHybrid,
                          ::testing::Values("tiny-qwen35", "tiny-qwen35-moe", "tiny-nemotron-h",
                                            "tiny-nemotron-h-moe"),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (auto& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n;
-                         });
+                         test::NameWithUnderscores());
 
 // The fused decode against the path it replaced, on a model: after the same prompt, 17 tokens as
 // one batch (the dequantize-then-attend path: row r attends over the blocks, the residual and the

@@ -57,10 +57,7 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"tiny-gpt-oss", "f32"}, FamilyCase{"tiny", "f16"},
                       FamilyCase{"tiny", "bf16"}, FamilyCase{"tiny", "q4_0"}),
     [](const auto& info) {
-      std::string n = std::string(info.param.family) + "_" + info.param.dtype;
-      for (auto& ch : n)
-        if (ch == '-') ch = '_';
-      return n;
+      return test::dashes_to_underscores(std::string(info.param.family) + "_" + info.param.dtype);
     });
 
 // {arch}.attention.scale (Gemma's 1.0 instead of 1/sqrt(head_dim)): the same weights (same seed
@@ -134,12 +131,7 @@ TEST_P(BatchInvariance, OneAndTwoThreadsBitIdentical) {
 INSTANTIATE_TEST_SUITE_P(Families, BatchInvariance,
                          ::testing::Values("tiny", "tiny-qwen3", "tiny-moe", "tiny-gemma3",
                                            "tiny-gemma4", "tiny-gpt-oss"),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (auto& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n;
-                         });
+                         test::NameWithUnderscores());
 
 TEST(Model, SparsePrefillCachesKeptPositionsAndDecodeContinuesAtPromptLength) {
   // Bookkeeping only (SparsePrefillVsReference checks the numbers): the cache holds the kept
@@ -230,12 +222,7 @@ TEST_P(SparsePrefillVsReference, KeptTokensAtOriginalPositionsThenNextTokenMatch
 INSTANTIATE_TEST_SUITE_P(Families, SparsePrefillVsReference,
                          ::testing::Values("tiny", "tiny-qwen2", "tiny-qwen3", "tiny-moe",
                                            "tiny-gemma3", "tiny-gemma4", "tiny-gpt-oss"),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (auto& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n;
-                         });
+                         test::NameWithUnderscores());
 
 TEST(Model, RejectsPositionsPastContextAndBadTokens) {
   test::TempDir dir;

@@ -128,12 +128,7 @@ TEST_P(VocabVectors, MatchLlamaCpp) {
 INSTANTIATE_TEST_SUITE_P(Vocabs, VocabVectors,
                          ::testing::Values("llama-spm", "gpt-2", "llama-bpe", "qwen2", "qwen35",
                                            "gpt-oss", "gemma-4"),
-                         [](const auto& info) {
-                           std::string s = info.param;
-                           for (char& c : s)
-                             if (c == '-') c = '_';
-                           return s;
-                         });
+                         test::NameWithUnderscores());
 
 // The 50 qwen35 vectors pass under qwen2's regex too, so these strings tell the two apart: Thai
 // and Arabic words whose combining marks (\p{M}) stay inside qwen35's letter runs, where qwen2

@@ -3,6 +3,7 @@
 
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -91,6 +92,11 @@ std::vector<int32_t> seeded_tokens(size_t n, int vocab, uint64_t seed) {
   std::vector<int32_t> t(n);
   for (auto& x : t) x = int32_t(rng() % uint64_t(vocab));
   return t;
+}
+
+std::string dashes_to_underscores(std::string s) {
+  std::replace(s.begin(), s.end(), '-', '_');
+  return s;
 }
 
 std::vector<float> random_normal(size_t n, uint64_t seed, float stddev) {

@@ -61,6 +61,15 @@ std::vector<int32_t> seeded_tokens(size_t n, int vocab, uint64_t seed);
 // n floats from N(0, stddev) with a fixed seed.
 std::vector<float> random_normal(size_t n, uint64_t seed, float stddev = 1.f);
 
+// A parameter's text as a gtest name: '-' (in family and vocabulary names) becomes '_', which gtest
+// accepts. NameWithUnderscores is the name generator for tests parameterised by such a name.
+std::string dashes_to_underscores(std::string s);
+struct NameWithUnderscores {
+  std::string operator()(const ::testing::TestParamInfo<const char*>& info) const {
+    return dashes_to_underscores(info.param);
+  }
+};
+
 // Path of the built `accelbench` binary and a helper that runs it with arguments, capturing
 // stdout+stderr; returns the exit code.
 std::string accelbench_binary();
