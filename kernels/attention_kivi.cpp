@@ -12,8 +12,7 @@
 // never dequantized. Values: per-token records, dequantized exactly into a 32 x D tile in L1.
 // Codes are decoded 8 lanes at a time whatever the vector width, so tile positions follow the
 // pack order (code_at) rather than token / element order; outputs are put back in element order.
-// Built at either SIMD width (simd.h); only the AVX2 width has been run (2026-11-27: no AVX-512
-// machine at hand); the AVX-512 build compiles.
+// Built at either SIMD width (simd.h); both widths' builds run the tests.
 #include "kernels/attention_kivi.h"
 
 #include <algorithm>
@@ -95,6 +94,38 @@ inline void decode32(const uint8_t* codes, int bits, float s, float m, float* ds
     put(dst + 16, _mm256_and_si256(_mm256_srli_epi32(b, 4), low));
     put(dst + 24, _mm256_srli_epi32(b, 6));
   }
+}
+
+// One group's 32 codes as kivi_dequant's values (c * s + m, two roundings) in code order: dst[i]
+// is code i. The prefill path's decode (kivi_dequantize_view); decode32 keeps the pack order
+// instead because the fused kernel only needs a fixed permutation.
+inline void dequant32_in_order(const uint8_t* codes, int bits, float s, float m, float* dst) {
+  __m128i lo, hi;  // codes 0..15 and 16..31 as bytes
+  if (bits == 4) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes));
+    const __m128i mask = _mm_set1_epi8(15);
+    const __m128i even = _mm_and_si128(b, mask), odd = _mm_and_si128(_mm_srli_epi16(b, 4), mask);
+    lo = _mm_unpacklo_epi8(even, odd);
+    hi = _mm_unpackhi_epi8(even, odd);
+  } else {
+    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes));
+    const __m128i mask = _mm_set1_epi8(3);
+    const __m128i c0 = _mm_and_si128(b, mask), c1 = _mm_and_si128(_mm_srli_epi16(b, 2), mask),
+                  c2 = _mm_and_si128(_mm_srli_epi16(b, 4), mask),
+                  c3 = _mm_and_si128(_mm_srli_epi16(b, 6), mask);
+    const __m128i c01 = _mm_unpacklo_epi8(c0, c1), c23 = _mm_unpacklo_epi8(c2, c3);
+    lo = _mm_unpacklo_epi16(c01, c23);
+    hi = _mm_unpackhi_epi16(c01, c23);
+  }
+  const __m256 sv = _mm256_set1_ps(s), mv = _mm256_set1_ps(m);
+  auto put = [&](float* at, __m128i bytes) {
+    const __m256 x = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes));
+    _mm256_storeu_ps(at, _mm256_add_ps(_mm256_mul_ps(x, sv), mv));
+  };
+  put(dst, lo);
+  put(dst + 8, _mm_srli_si128(lo, 8));
+  put(dst + 16, hi);
+  put(dst + 24, _mm_srli_si128(hi, 8));
 }
 
 struct Problem {
@@ -480,6 +511,49 @@ void attention_kivi(const AttentionShape& s, const float* q, size_t ldq, const i
       });
 }
 
+void kivi_dequantize_view(const KiviKV& kv, int head_dim, int n_kv_heads, float* kf, float* vf,
+                          size_t ld) {
+  ACCEL_CHECK(kv.bits == 2 || kv.bits == 4, "KIVI bits %d (2 or 4)", kv.bits);
+  ACCEL_CHECK(head_dim > 0 && head_dim % kKiviGroup == 0 && head_dim <= kMaxD,
+              "head_dim %d is not instantiated (multiples of %d up to %d)", head_dim, kKiviGroup,
+              kMaxD);
+  ACCEL_CHECK(kv.n_quant % kKiviGroup == 0, "%zu quantized rows: not whole blocks of %d",
+              kv.n_quant, kKiviGroup);
+  ACCEL_CHECK(ld >= size_t(n_kv_heads) * size_t(head_dim), "row stride %zu < %d heads x %d", ld,
+              n_kv_heads, head_dim);
+  const size_t D = size_t(head_dim), cb = kivi_codes_bytes(kv.bits);
+  const size_t kbb = kivi_key_block_bytes(kv.bits, head_dim);
+  const size_t vrb = kivi_value_record_bytes(kv.bits, head_dim);
+  const size_t n_blocks = kv.n_quant / kBlk, groups = D / kBlk;
+  // Keys: a block's channels decoded into a [D][32] tile in L1, then transposed into token rows;
+  // values: each record straight into its row. Each item writes its own rows: any thread count
+  // gives the same bits.
+  const double work = 4.0 * double(kv.n_quant) * double(n_kv_heads) * double(D);
+  parallel_for(size_t(n_kv_heads) * n_blocks, work, [&](size_t it, int) {
+    const size_t g = it / n_blocks, b = it % n_blocks, blk = kivi_stored_block(kv, b);
+    alignas(64) float tile[kMaxD * kBlk];
+    const uint8_t* kb = kv.k + g * kv.k_head_stride + blk * kbb;
+    const uint8_t* ks = kb + D * cb;
+    const uint8_t* km = ks + 2 * D;
+    for (size_t e = 0; e < D; ++e)
+      dequant32_in_order(kb + e * cb, kv.bits, half_at(ks + 2 * e), half_at(km + 2 * e),
+                         &tile[e * kBlk]);
+    for (size_t t = 0; t < size_t(kBlk); ++t) {
+      float* row = kf + (b * kBlk + t) * ld + g * D;
+      for (size_t e = 0; e < D; ++e) row[e] = tile[e * kBlk + t];
+    }
+    for (size_t t = 0; t < size_t(kBlk); ++t) {
+      const uint8_t* rec = kv.v + g * kv.v_head_stride + (blk * kBlk + t) * vrb;
+      const uint8_t* vs = rec + groups * cb;
+      const uint8_t* vm = vs + 2 * groups;
+      float* row = vf + (b * kBlk + t) * ld + g * D;
+      for (size_t gg = 0; gg < groups; ++gg)
+        dequant32_in_order(rec + gg * cb, kv.bits, half_at(vs + 2 * gg), half_at(vm + 2 * gg),
+                           row + gg * kBlk);
+    }
+  });
+}
+
 void attention_kivi_dequantized(const AttentionShape& s, const float* q, size_t ldq,
                                 const int32_t* q_pos, size_t n_q, const KiviKV& kv,
                                 const int32_t* kv_pos, size_t n_kv, float* out, size_t ldo,
@@ -487,26 +561,16 @@ void attention_kivi_dequantized(const AttentionShape& s, const float* q, size_t 
   ACCEL_CHECK(n_kv == kv.n_quant + kv.rows[0].n + kv.rows[1].n,
               "n_kv %zu != %zu quantized + %zu + %zu full-precision rows", n_kv, kv.n_quant,
               kv.rows[0].n, kv.rows[1].n);
-  ACCEL_CHECK(kv.n_quant % kKiviGroup == 0, "%zu quantized rows: not whole blocks of %d",
-              kv.n_quant, kKiviGroup);
   ACCEL_CHECK(kv.ring_blocks == 0 ||
                   (kv.first_block < kv.ring_blocks && kv.n_quant / kKiviGroup <= kv.ring_blocks),
               "ring view: first block %zu, %zu quantized rows, %zu stored blocks", kv.first_block,
               kv.n_quant, kv.ring_blocks);
-  const size_t D = size_t(s.head_dim), kv_dim = size_t(s.n_kv_heads) * D;
-  const size_t kbb = kivi_key_block_bytes(kv.bits, s.head_dim);
-  const size_t vrb = kivi_value_record_bytes(kv.bits, s.head_dim);
-  kf.resize(n_kv * kv_dim);
-  vf.resize(n_kv * kv_dim);
-  for (size_t g = 0; g < size_t(s.n_kv_heads); ++g)
-    for (size_t b = 0; b < kv.n_quant / kKiviGroup; ++b) {
-      const size_t blk = kivi_stored_block(kv, b);
-      kivi_dequantize_key_block(kv.k + g * kv.k_head_stride + blk * kbb, s.head_dim, kv.bits,
-                                kKiviGroup, &kf[b * kKiviGroup * kv_dim + g * D], kv_dim);
-      for (size_t t = 0; t < kKiviGroup; ++t)
-        kivi_dequantize_value(kv.v + g * kv.v_head_stride + (blk * kKiviGroup + t) * vrb,
-                              s.head_dim, kv.bits, &vf[(b * kKiviGroup + t) * kv_dim + g * D]);
-    }
+  const size_t kv_dim = size_t(s.n_kv_heads) * size_t(s.head_dim);
+  // Grown, never shrunk: a caller that keeps kf / vf across a prefill's chunks zeroes and faults
+  // in each page once.
+  if (kf.size() < n_kv * kv_dim) kf.resize(n_kv * kv_dim);
+  if (vf.size() < n_kv * kv_dim) vf.resize(n_kv * kv_dim);
+  kivi_dequantize_view(kv, s.head_dim, s.n_kv_heads, kf.data(), vf.data(), kv_dim);
   size_t at = kv.n_quant;
   for (const KiviKV::Rows& r : kv.rows)
     for (size_t t = 0; t < r.n; ++t, ++at) {

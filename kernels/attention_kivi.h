@@ -71,8 +71,15 @@ void attention_kivi(const AttentionShape& s, const float* q, size_t ldq, const i
                     size_t n_q, const KiviKV& kv, const int32_t* kv_pos, size_t n_kv, float* out,
                     size_t ldo);
 
-// The dequantize-then-attend path: every row into token-major f32 scratch kf / vf (resized to
-// n_kv * kv_dim; O(n_kv) memory), then attention_causal. Its scores round k̂ = c * s + m first.
+// The view's quantized rows [0, n_quant) dequantized to token-major rows kf / vf (row r of kv
+// head g at r * ld + g * head_dim), equal bit for bit to kivi_dequantize_key_block /
+// kivi_dequantize_value; parallel over (kv head, block), the same bits at any thread count.
+void kivi_dequantize_view(const KiviKV& kv, int head_dim, int n_kv_heads, float* kf, float* vf,
+                          size_t ld);
+
+// The dequantize-then-attend path: every row into token-major f32 scratch kf / vf (grown to at
+// least n_kv * kv_dim, never shrunk; O(n_kv) memory), then attention_causal. Its scores round k̂ = c
+// * s + m first.
 void attention_kivi_dequantized(const AttentionShape& s, const float* q, size_t ldq,
                                 const int32_t* q_pos, size_t n_q, const KiviKV& kv,
                                 const int32_t* kv_pos, size_t n_kv, float* out, size_t ldo,

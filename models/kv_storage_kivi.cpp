@@ -55,6 +55,7 @@ class KiviStorage final : public KVStorage {
     blocks_ = blocks;
   }
   void release() override {
+    release_prefill_scratch();
     for (Layer& l : layers_) {
       std::vector<uint8_t>().swap(l.k);
       std::vector<uint8_t>().swap(l.v);
@@ -81,13 +82,15 @@ class KiviStorage final : public KVStorage {
     }
     const size_t n_kv = kv.n_quant + l.res_rows + b.n;
     if (b.n <= kFusedMaxRows && s.softcap == 0.f) {
+      release_prefill_scratch();
       attention_kivi(s, b.q, b.ldq, b.q_pos, b.n, kv, pos, n_kv, b.out, b.ldo);
     } else {
       // A prefill-sized batch: dequantizing once is amortized over its rows, and the f32 kernel's
-      // row-lane layout is faster than per-row tiles. The scratch is released afterwards so that
-      // decode holds none.
-      std::vector<float> kf, vf;
-      attention_kivi_dequantized(s, b.q, b.ldq, b.q_pos, b.n, kv, pos, n_kv, b.out, b.ldo, kf, vf);
+      // row-lane layout is faster than per-row tiles. The scratch is kept for the prefill's next
+      // chunk (a fresh one per call spent a tenth of a 32K prefill zeroing and faulting pages in)
+      // and released by the first decode-sized batch, so decode holds none.
+      attention_kivi_dequantized(s, b.q, b.ldq, b.q_pos, b.n, kv, pos, n_kv, b.out, b.ldo,
+                                 prefill_k_, prefill_v_);
     }
     put(l, b.k_new, b.v_new, b.ld_new, b.n, row0);
   }
@@ -184,11 +187,19 @@ class KiviStorage final : public KVStorage {
     x.swap(y);
   }
 
+  void release_prefill_scratch() {
+    if (prefill_k_.empty()) return;
+    std::vector<float>().swap(prefill_k_);
+    std::vector<float>().swap(prefill_v_);
+  }
+
   int bits_;
   size_t heads_, D_, kv_dim_, kbb_, vrb_;
   size_t cap_ = 0, blocks_ = 0;
   std::vector<Layer> layers_;
   std::vector<int32_t> view_pos_;  // a ring's view positions (scratch)
+  // The dequantized rows of the last prefill-sized batch (attention_kivi_dequantized's scratch).
+  std::vector<float> prefill_k_, prefill_v_;
 };
 
 }  // namespace

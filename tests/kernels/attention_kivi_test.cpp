@@ -2,8 +2,8 @@
 // rows): agreement with a double-precision attention over the rows kivi_dequant gives, within a
 // tolerance derived from the kernel's stated arithmetic, for kivi2 / kivi4, several head_dim and
 // GQA group sizes, empty and partial full-precision tails; bit identity across thread counts;
-// adversarial inputs; and attention_kivi_dequantized (the path it replaced) against the same
-// reference. Tests only.
+// adversarial inputs; attention_kivi_dequantized (the prefill path) against the same reference,
+// and its kivi_dequantize_view against the scalar dequantization bit for bit. Tests only.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -315,6 +315,30 @@ TEST(AttentionKivi, DequantizedPathMatchesTheReferenceAndTheFusedKernel) {
   }
 }
 
+// c's quantized blocks stored as a ring of `ring` blocks whose view starts at stored block
+// `first` (KiviKV::first_block / ring_blocks); the stored blocks the view skips hold 0xff (NaN
+// fp16 scales). k / v own the ring's bytes.
+KiviKV ring_view(const Cache& c, size_t ring, size_t first, std::vector<uint8_t>& k,
+                 std::vector<uint8_t>& v) {
+  const size_t kbb = c.kbb(), vrb = c.vrb(), lin = c.n_quant / 32, hkv = size_t(c.hkv);
+  k.assign(hkv * ring * kbb, 0xff);
+  v.assign(hkv * ring * 32 * vrb, 0xff);
+  for (size_t g = 0; g < hkv; ++g)
+    for (size_t i = 0; i < lin; ++i) {
+      const size_t b = (first + i) % ring;
+      std::copy_n(&c.k[(g * lin + i) * kbb], kbb, &k[(g * ring + b) * kbb]);
+      std::copy_n(&c.v[(g * c.n_quant + i * 32) * vrb], 32 * vrb, &v[(g * ring + b) * 32 * vrb]);
+    }
+  KiviKV kv = c.view();
+  kv.k = k.data();
+  kv.v = v.data();
+  kv.k_head_stride = ring * kbb;
+  kv.v_head_stride = ring * 32 * vrb;
+  kv.first_block = first;
+  kv.ring_blocks = ring;
+  return kv;
+}
+
 // A ring's view (KiviKV::first_block / ring_blocks): the same blocks stored rotated, with the
 // stored blocks the view skips filled with 0xff (NaN fp16 scales), give the linear view's bits on
 // the fused kernel (decode and a batch) and on the dequantizing path: view block i is read from
@@ -322,21 +346,8 @@ TEST(AttentionKivi, DequantizedPathMatchesTheReferenceAndTheFusedKernel) {
 TEST(AttentionKivi, RingViewReadsItsBlocksInViewOrder) {
   for (int bits : {4, 2}) {
     const Cache c = random_cache(bits, 2, 64, 5 * 32, 7, 3, 95);
-    const size_t ring = 7, first = 4, kbb = c.kbb(), vrb = c.vrb(), lin = c.n_quant / 32;
-    std::vector<uint8_t> k(2 * ring * kbb, 0xff), v(2 * ring * 32 * vrb, 0xff);
-    for (size_t g = 0; g < 2; ++g)
-      for (size_t i = 0; i < lin; ++i) {
-        const size_t b = (first + i) % ring;
-        std::copy_n(&c.k[(g * lin + i) * kbb], kbb, &k[(g * ring + b) * kbb]);
-        std::copy_n(&c.v[(g * c.n_quant + i * 32) * vrb], 32 * vrb, &v[(g * ring + b) * 32 * vrb]);
-      }
-    KiviKV kv = c.view();
-    kv.k = k.data();
-    kv.v = v.data();
-    kv.k_head_stride = ring * kbb;
-    kv.v_head_stride = ring * 32 * vrb;
-    kv.first_block = first;
-    kv.ring_blocks = ring;
+    std::vector<uint8_t> k, v;
+    const KiviKV kv = ring_view(c, 7, 4, k, v);
     const AttentionShape s = shape_of(2, 4, 64);
     for (size_t n_q : {size_t(1), size_t(3)}) {
       const Attended want = run_fused(c, s, n_q, 96);
@@ -352,6 +363,47 @@ TEST(AttentionKivi, RingViewReadsItsBlocksInViewOrder) {
       EXPECT_TRUE(test::bit_equal(dq, dq_lin)) << "bits " << bits << " rows " << n_q;
     }
   }
+}
+
+// The prefill path's vectorised, parallel dequantization gives kivi_dequantize_key_block's and
+// kivi_dequantize_value's values bit for bit (the same two roundings), at any thread count, and
+// reads a ring's blocks in view order. A row stride wider than the heads leaves the gap untouched.
+TEST(AttentionKivi, DequantizedViewEqualsTheScalarDequantization) {
+  const int t0 = num_threads();
+  ScopedParallelBackoff no_backoff(false);
+  for (int bits : {4, 2})
+    for (int D : {32, 96, 128}) {
+      const Cache c = random_cache(bits, 3, D, 4 * 32, 0, 0, 101 + uint64_t(D));
+      const size_t kvd = c.kv_dim(), ld = kvd + 5;
+      for (int threads : {1, 2, 3}) {
+        set_num_threads(threads);
+        std::vector<float> kf(c.n_quant * ld, -7.f), vf(c.n_quant * ld, -7.f);
+        kivi_dequantize_view(c.view(), D, 3, kf.data(), vf.data(), ld);
+        std::vector<float> kc, vc;  // the heads' columns of each row, then the gap's
+        size_t gap_written = 0;
+        for (size_t r = 0; r < c.n_quant; ++r) {
+          kc.insert(kc.end(), &kf[r * ld], &kf[r * ld + kvd]);
+          vc.insert(vc.end(), &vf[r * ld], &vf[r * ld + kvd]);
+          for (size_t x = kvd; x < ld; ++x)
+            gap_written += (kf[r * ld + x] != -7.f) + (vf[r * ld + x] != -7.f);
+        }
+        EXPECT_TRUE(test::bit_equal(kc, c.kref))
+            << "bits " << bits << " D " << D << " threads " << threads;
+        EXPECT_TRUE(test::bit_equal(vc, c.vref))
+            << "bits " << bits << " D " << D << " threads " << threads;
+        EXPECT_EQ(gap_written, 0u);
+      }
+    }
+  set_num_threads(t0);
+  // A ring: view block i is stored block (first + i) % ring.
+  const Cache c = random_cache(4, 2, 64, 3 * 32, 0, 0, 107);
+  const size_t kvd = c.kv_dim();
+  std::vector<uint8_t> k, v;
+  const KiviKV kv = ring_view(c, 5, 3, k, v);
+  std::vector<float> kf(c.n_quant * kvd), vf(c.n_quant * kvd);
+  kivi_dequantize_view(kv, 64, 2, kf.data(), vf.data(), kvd);
+  EXPECT_TRUE(test::bit_equal(kf, c.kref));
+  EXPECT_TRUE(test::bit_equal(vf, c.vref));
 }
 
 TEST(AttentionKivi, RefusesBadShapes) {
