@@ -62,8 +62,12 @@ TEST(FuzzRegressions, SeedsAreValidInputs) {
   for (const auto& [name, bytes] : fuzz::seeds("gguf")) {
     write_bytes(dir.file(name), bytes);
     const ModelConfig c = ModelConfig::from_gguf(GgufFile::open(dir.file(name)));
-    if (name.find("sliding") != std::string::npos) EXPECT_GT(c.n_swa, 0) << name;
-    if (name.find("hybrid") != std::string::npos) EXPECT_TRUE(has_recurrent_layers(c)) << name;
+    if (name.find("sliding") != std::string::npos) {
+      EXPECT_GT(c.n_swa, 0) << name;
+    }
+    if (name.find("hybrid") != std::string::npos) {
+      EXPECT_TRUE(has_recurrent_layers(c)) << name;
+    }
   }
   for (const auto& [name, bytes] : fuzz::seeds("tokenizer_metadata")) {
     write_bytes(dir.file(name), bytes);
