@@ -129,7 +129,9 @@ void expect_not_blank(const std::string& png, double max_background, bool red) {
   // Text and anti-aliased chart lines give hundreds of colours; a blank page has one.
   EXPECT_GE(colours.size(), 32u) << png;
   EXPECT_LT(double(most) / double(img.rgb.size()), max_background) << png << ": nearly one colour";
-  if (red) EXPECT_GE(reds, 50u) << png << ": the regression's red is not visible";
+  if (red) {
+    EXPECT_GE(reds, 50u) << png << ": the regression's red is not visible";
+  }
   std::fprintf(stderr, "screenshot %s: %ux%u, %zu colours, background %.1f %%, %zu red pixels\n",
                png.c_str(), img.width, img.height, colours.size(),
                100.0 * double(most) / double(img.rgb.size()), reds);

@@ -116,7 +116,9 @@ TEST(ParetoTable, LowerIsBetterMetricsFlipTheFrontAndTheReferenceScoresByDefinit
   ASSERT_EQ(t.rows.size(), 3u);
   for (size_t i = 0; i < 3; ++i) {
     const std::string m = cell(t, i, "method").text + cell(t, i, "params").text;
-    if (m == "baseline") EXPECT_DOUBLE_EQ(cell(t, i, "quality").data.get<double>(), 0.0);
+    if (m == "baseline") {
+      EXPECT_DOUBLE_EQ(cell(t, i, "quality").data.get<double>(), 0.0);
+    }
     // keep 0.2 has more KL at more FLOPs than keep 0.5: dominated; the others are not.
     EXPECT_EQ(cell(t, i, "front_flops").data, m != "specprefillkeep=0.2") << m;
   }

@@ -108,8 +108,9 @@ TEST_F(Plots, SameStoreGivesByteIdenticalFiguresOfEveryKind) {
   for (const auto& kind : plot_kinds()) {
     const std::string a = plot_svg(store(), kind, {}), b = plot_svg(store(), kind, {});
     EXPECT_EQ(a, b) << kind;
-    if (kind != "metric-over-commits")  // the run ids and start times differ between stores
+    if (kind != "metric-over-commits") {  // the run ids and start times differ between stores
       EXPECT_EQ(a, plot_svg(other, kind, {})) << kind;
+    }
   }
 }
 
