@@ -67,6 +67,20 @@ inline float block_softmax(const vf* sc, float c, uint32_t bits, float* m, float
   return alpha;
 }
 
+// The two ends of a P.V update of HN heads held in registers: ov = o_h * alpha_h, and back.
+template <int NV, int HN>
+inline void pv_begin(float* const* o, const float* alpha, vf (*ov)[NV]) {
+  for (int h = 0; h < HN; ++h) {
+    const vf a = set1(alpha[h]);  // o * 1 is exact
+    for (int v = 0; v < NV; ++v) ov[h][v] = mul(load(o[h] + v * W), a);
+  }
+}
+template <int NV, int HN>
+inline void pv_end(float* const* o, const vf (*ov)[NV]) {
+  for (int h = 0; h < HN; ++h)
+    for (int v = 0; v < NV; ++v) store(o[h] + v * W, ov[h][v]);
+}
+
 // o_h = o_h * alpha_h, then o_h = fma(p_h[t], v_t, o_h) over visible t in order (v_t: row t of
 // the value tile vt, NV vectors), for HN heads sharing each row load.
 template <int NV, int HN>
@@ -74,10 +88,7 @@ void block_pv(float* const* o, const float* alpha, const float* const* p, uint32
               const float* vt) {
   constexpr int D = NV * W;
   vf ov[HN][NV];
-  for (int h = 0; h < HN; ++h) {
-    const vf a = set1(alpha[h]);  // o * 1 is exact
-    for (int v = 0; v < NV; ++v) ov[h][v] = mul(load(o[h] + v * W), a);
-  }
+  pv_begin<NV, HN>(o, alpha, ov);
   for (int t = 0; t < kBlk; ++t) {
     if (!(bits >> t & 1u)) continue;
     const float* row = vt + size_t(t) * D;
@@ -88,8 +99,7 @@ void block_pv(float* const* o, const float* alpha, const float* const* p, uint32
       for (int h = 0; h < HN; ++h) ov[h][v] = fma(pj[h], x, ov[h][v]);
     }
   }
-  for (int h = 0; h < HN; ++h)
-    for (int v = 0; v < NV; ++v) store(o[h] + v * W, ov[h][v]);
+  pv_end<NV, HN>(o, ov);
 }
 
 // The same per-head sequence as block_pv, for HN heads over a slice of SW of the head's NV vectors

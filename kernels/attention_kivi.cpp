@@ -98,24 +98,36 @@ inline void decode32(const uint8_t* codes, int bits, float s, float m, float* ds
   }
 }
 
+// A group's packed codes split into their bit fields, one code per byte: f[k] holds field k of
+// each byte (code (8 / bits) * i + k of byte i): f[0], f[1] over 16 bytes for 4 bits, f[0..3]
+// over 8 bytes for 2 bits. Shared by the two decodes below, which only order the bytes.
+inline void code_fields(const uint8_t* codes, int bits, __m128i* f) {
+  if (bits == 4) {
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes));
+    const __m128i m = _mm_set1_epi8(15);
+    f[0] = _mm_and_si128(c, m);
+    f[1] = _mm_and_si128(_mm_srli_epi16(c, 4), m);
+  } else {
+    const __m128i c = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes));
+    const __m128i m = _mm_set1_epi8(3);
+    f[0] = _mm_and_si128(c, m);
+    f[1] = _mm_and_si128(_mm_srli_epi16(c, 2), m);
+    f[2] = _mm_and_si128(_mm_srli_epi16(c, 4), m);
+    f[3] = _mm_and_si128(_mm_srli_epi16(c, 6), m);
+  }
+}
+
 // One group's 32 codes as kivi_dequant's values (c * s + m, two roundings) in code order: dst[i]
 // is code i. The prefill path's decode (kivi_dequantize_view); decode32 keeps the pack order
 // instead because the fused kernel only needs a fixed permutation.
 inline void dequant32_in_order(const uint8_t* codes, int bits, float s, float m, float* dst) {
-  __m128i lo, hi;  // codes 0..15 and 16..31 as bytes
+  __m128i f[4], lo, hi;  // codes 0..15 and 16..31 as bytes
+  code_fields(codes, bits, f);
   if (bits == 4) {
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes));
-    const __m128i mask = _mm_set1_epi8(15);
-    const __m128i even = _mm_and_si128(b, mask), odd = _mm_and_si128(_mm_srli_epi16(b, 4), mask);
-    lo = _mm_unpacklo_epi8(even, odd);
-    hi = _mm_unpackhi_epi8(even, odd);
+    lo = _mm_unpacklo_epi8(f[0], f[1]);
+    hi = _mm_unpackhi_epi8(f[0], f[1]);
   } else {
-    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes));
-    const __m128i mask = _mm_set1_epi8(3);
-    const __m128i c0 = _mm_and_si128(b, mask), c1 = _mm_and_si128(_mm_srli_epi16(b, 2), mask),
-                  c2 = _mm_and_si128(_mm_srli_epi16(b, 4), mask),
-                  c3 = _mm_and_si128(_mm_srli_epi16(b, 6), mask);
-    const __m128i c01 = _mm_unpacklo_epi8(c0, c1), c23 = _mm_unpacklo_epi8(c2, c3);
+    const __m128i c01 = _mm_unpacklo_epi8(f[0], f[1]), c23 = _mm_unpacklo_epi8(f[2], f[3]);
     lo = _mm_unpacklo_epi16(c01, c23);
     hi = _mm_unpackhi_epi16(c01, c23);
   }
@@ -219,20 +231,11 @@ void scores_n(int hn, const float* const* qv, const float* bias, const float* kt
 // positions 0..15, x[1] 16..31, the same exact floats, straight into registers.
 template <int BITS>
 inline void code_row(const uint8_t* codes, vf* x) {
-  __m128i a, b;  // tile positions 0..15 and 16..31 as bytes
-  if constexpr (BITS == 4) {
-    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes));
-    const __m128i m = _mm_set1_epi8(15);
-    const __m128i lo = _mm_and_si128(c, m), hi = _mm_and_si128(_mm_srli_epi16(c, 4), m);
-    a = _mm_unpacklo_epi64(lo, hi);
-    b = _mm_unpackhi_epi64(lo, hi);
-  } else {
-    const __m128i c = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes));
-    const __m128i m = _mm_set1_epi8(3);
-    a = _mm_unpacklo_epi64(_mm_and_si128(c, m), _mm_and_si128(_mm_srli_epi16(c, 2), m));
-    b = _mm_unpacklo_epi64(_mm_and_si128(_mm_srli_epi16(c, 4), m),
-                           _mm_and_si128(_mm_srli_epi16(c, 6), m));
-  }
+  __m128i f[4];
+  code_fields(codes, BITS, f);
+  // Tile positions 0..15 and 16..31 as bytes.
+  const __m128i a = _mm_unpacklo_epi64(f[0], f[1]);
+  const __m128i b = BITS == 4 ? _mm_unpackhi_epi64(f[0], f[1]) : _mm_unpacklo_epi64(f[2], f[3]);
   x[0] = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(a));
   x[1] = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(b));
 }
@@ -278,10 +281,7 @@ void block_pv_codes(float* const* o, const float* alpha, const float* const* p, 
   constexpr int groups = NV * W / kBlk;
   constexpr size_t cb = kivi_codes_bytes(BITS);
   vf ov[HN][NV];
-  for (int h = 0; h < HN; ++h) {
-    const vf a = set1(alpha[h]);  // o * 1 is exact
-    for (int v = 0; v < NV; ++v) ov[h][v] = mul(load(o[h] + v * W), a);
-  }
+  pv_begin<NV, HN>(o, alpha, ov);
   for (int t = 0; t < kBlk; ++t) {
     if (!(bits >> t & 1u)) continue;
     const uint8_t* rec = vrec[t];
@@ -299,8 +299,7 @@ void block_pv_codes(float* const* o, const float* alpha, const float* const* p, 
       }
     }
   }
-  for (int h = 0; h < HN; ++h)
-    for (int v = 0; v < NV; ++v) store(o[h] + v * W, ov[h][v]);
+  pv_end<NV, HN>(o, ov);
 }
 
 // The G (<= HN) heads of a kv group in one block_pv_codes pass.
