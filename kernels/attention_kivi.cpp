@@ -334,8 +334,8 @@ constexpr int pv_heads_per_pass() {
 // Scores, softmax and P.V of one block for the group's G heads (the tiles are filled).
 template <int NV>
 void block_attend(const Problem& pr, Scratch& sc, const float* const* qv, const float* bias,
-                  uint32_t bits, float* part, const uint8_t* kcodes = nullptr,
-                  const uint8_t* const* vrec = nullptr) {
+                  uint32_t bits, float* part, [[maybe_unused]] const uint8_t* kcodes = nullptr,
+                  [[maybe_unused]] const uint8_t* const* vrec = nullptr) {
   constexpr int D = NV * W;
   const size_t stride = part_stride(pr);
   for (int h0 = 0; h0 < pr.G; h0 += kScoreHeads) {
