@@ -78,8 +78,8 @@ void kivi_dequantize_view(const KiviKV& kv, int head_dim, int n_kv_heads, float*
                           size_t ld);
 
 // The dequantize-then-attend path: every row into token-major f32 scratch kf / vf (grown to at
-// least n_kv * kv_dim, never shrunk; O(n_kv) memory), then attention_causal. Its scores round k̂ = c
-// * s + m first.
+// least n_kv * kv_dim, never shrunk; O(n_kv) memory), then attention_causal. Its scores round
+// k̂ = c * s + m first.
 void attention_kivi_dequantized(const AttentionShape& s, const float* q, size_t ldq,
                                 const int32_t* q_pos, size_t n_q, const KiviKV& kv,
                                 const int32_t* kv_pos, size_t n_kv, float* out, size_t ldo,

@@ -87,8 +87,8 @@ class KiviStorage final : public KVStorage {
     } else {
       // A prefill-sized batch: dequantizing once is amortized over its rows, and the f32 kernel's
       // row-lane layout is faster than per-row tiles. The scratch is kept for the prefill's next
-      // chunk (a fresh one per call spent a tenth of a 32K prefill zeroing and faulting pages in)
-      // and released by the first decode-sized batch, so decode holds none.
+      // chunk (with a fresh one per call, zeroing it and faulting its pages in were a fifth of an
+      // 8K prefill's profile) and released by the first decode-sized batch: decode holds none.
       attention_kivi_dequantized(s, b.q, b.ldq, b.q_pos, b.n, kv, pos, n_kv, b.out, b.ldo,
                                  prefill_k_, prefill_v_);
     }
