@@ -5,7 +5,8 @@
 // Design. One work item is (query row, kv head, chunk) for decode-sized batches (split-K, then a
 // merge pass) or (query row, kv head) for larger ones (the item runs its chunks in order and merges
 // each as it finishes); both evaluate the same per-chunk sequence and the same merge, so they give
-// the same bits. All G query heads of a kv group share each block's tiles (codes decoded once).
+// the same bits. All G query heads of a kv group share each block's decoded codes (once per block;
+// the AVX-512 scores decode a key row once per pass of up to 8 heads).
 // Keys: per-channel codes make q . k̂ = sum_e (q_e s_e) c_et + sum_e q_e m_e, so a block costs one
 // multiply per (head, channel) for q ⊙ s, one FMA chain for the bias, and then G FMA chains over
 // the codes, lanes over keys, never dequantized. Values: per-token records, dequantized exactly.
@@ -331,7 +332,9 @@ constexpr int pv_heads_per_pass() {
 #endif
 }
 
-// Scores, softmax and P.V of one block for the group's G heads (the tiles are filled).
+// Scores, softmax and P.V of one block for the group's G heads. The key tile is read unless kcodes
+// (the block's key codes) is given, the value tile unless vrec (each tile row's value record) is;
+// the tiles read are filled.
 template <int NV>
 void block_attend(const Problem& pr, Scratch& sc, const float* const* qv, const float* bias,
                   uint32_t bits, float* part, [[maybe_unused]] const uint8_t* kcodes = nullptr,
@@ -654,6 +657,10 @@ void kivi_dequantize_view(const KiviKV& kv, int head_dim, int n_kv_heads, float*
               kv.n_quant, kKiviGroup);
   ACCEL_CHECK(ld >= size_t(n_kv_heads) * size_t(head_dim), "row stride %zu < %d heads x %d", ld,
               n_kv_heads, head_dim);
+  ACCEL_CHECK(kv.ring_blocks == 0 ||
+                  (kv.first_block < kv.ring_blocks && kv.n_quant / kKiviGroup <= kv.ring_blocks),
+              "ring view: first block %zu, %zu quantized rows, %zu stored blocks", kv.first_block,
+              kv.n_quant, kv.ring_blocks);
   const size_t D = size_t(head_dim), cb = kivi_codes_bytes(kv.bits);
   const size_t kbb = kivi_key_block_bytes(kv.bits, head_dim);
   const size_t vrb = kivi_value_record_bytes(kv.bits, head_dim);
@@ -694,10 +701,6 @@ void attention_kivi_dequantized(const AttentionShape& s, const float* q, size_t 
   ACCEL_CHECK(n_kv == kv.n_quant + kv.rows[0].n + kv.rows[1].n,
               "n_kv %zu != %zu quantized + %zu + %zu full-precision rows", n_kv, kv.n_quant,
               kv.rows[0].n, kv.rows[1].n);
-  ACCEL_CHECK(kv.ring_blocks == 0 ||
-                  (kv.first_block < kv.ring_blocks && kv.n_quant / kKiviGroup <= kv.ring_blocks),
-              "ring view: first block %zu, %zu quantized rows, %zu stored blocks", kv.first_block,
-              kv.n_quant, kv.ring_blocks);
   const size_t kv_dim = size_t(s.n_kv_heads) * size_t(s.head_dim);
   // Grown, never shrunk: a caller that keeps kf / vf across a prefill's chunks zeroes and faults
   // in each page once.
