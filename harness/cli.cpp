@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <exception>
 
+#include "kernels/decode_prefetch.h"
+
 namespace accel {
 
 // Declared here rather than in cli.h: `plot` (cli_plot.cpp) and `dashboard` (cli_dashboard.cpp).
@@ -37,6 +39,9 @@ int cli_main(int argc, char** argv) {
     return app.exit(e);
   }
   try {
+    // Chosen here, on the main thread, so that a malformed ACCELBENCH_DECODE_PREFETCH stops the
+    // command before any work: a kernel's first use may be on a pool thread.
+    decode_prefetch();
     for (const auto& c : commands)
       if (c.sub->parsed()) return c.run();
     std::fprintf(stderr, "accelbench: no command chosen (see --help)\n");

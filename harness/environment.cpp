@@ -52,6 +52,7 @@ nlohmann::json Environment::to_json() const {
             {"intdot_rows_per_tile", kernels.intdot_rows_per_tile},
             {"kquant_prefetch_superblocks", kernels.kquant_prefetch_superblocks},
             {"block_prefetch_blocks", kernels.block_prefetch_blocks},
+            {"decode_prefetch_source", kernels.decode_prefetch_source},
             {"pool_spin_us", kernels.pool_spin_us}}},
           {"threads", threads},
           {"cores", cores},

@@ -2,6 +2,7 @@
 // from the code.
 #include "kernels/kernel_variant.h"
 
+#include "kernels/decode_prefetch.h"
 #include "kernels/gemm.h"
 #include "kernels/kquant_panel.h"
 #include "kernels/simd.h"
@@ -22,8 +23,10 @@ KernelVariant kernel_variant() {
   v.gemm_row_block = b.row_block;
   v.gemm_panels_per_chunk = b.panels_per_chunk;
   v.intdot_rows_per_tile = b.intdot_rows_per_tile;
-  v.kquant_prefetch_superblocks = kq::kPrefetchAhead;
-  v.block_prefetch_blocks = kq::kBlockPrefetchAhead;
+  const DecodePrefetch& prefetch = decode_prefetch();
+  v.kquant_prefetch_superblocks = prefetch.kquant_superblocks;
+  v.block_prefetch_blocks = prefetch.blocks;
+  v.decode_prefetch_source = prefetch.source;
   v.pool_spin_us = pool_spin_us();
   return v;
 }

@@ -14,8 +14,10 @@ struct KernelVariant {
   size_t gemm_k_block = 0, gemm_row_block = 0, gemm_panels_per_chunk = 0;
   int intdot_rows_per_tile = 0;
   // Decode's software prefetch distance: k-quant super-blocks of a panel, and 32-element blocks
-  // (q8_0, mxfp4). One setting for every CPU, measured on AMD Zen 5 (kernels/kquant_panel.h).
+  // (q8_0, mxfp4), as this process chose them for its CPU kind (kernels/decode_prefetch.h), and
+  // how they were chosen.
   size_t kquant_prefetch_superblocks = 0, block_prefetch_blocks = 0;
+  std::string decode_prefetch_source;
   int pool_spin_us = 0;  // ACCELBENCH_SPIN_US or its default (kernels/threading.h)
 };
 

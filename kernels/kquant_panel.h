@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/decode_prefetch.h"
 #include "kernels/dtype.h"
 #include "kernels/kquant.h"
 #include "kernels/simd.h"
@@ -469,36 +470,37 @@ inline __attribute__((always_inline)) void sb_step(const uint8_t* panel, size_t 
   }
 }
 
-// Decode's software prefetch: super-block b + kPrefetchAhead of the panel, spread over the 32 steps
-// of sb_step_row's code loop (a few 64-byte lines per step). Without it the decode loop stalled on
-// the first touch of each line: on AMD Zen 5 the hardware prefetchers did not keep ahead of the
-// panel's order (bench_kquant q4_K 4096 x 4096, M = 1, one thread, interleaved medians: 0.578 ms
-// without, 0.209 / 0.158 / 0.219 ms with 1 / 2 / 4 super-blocks ahead in a first version; this
-// one, 0.601 -> 0.139 ms in a later run). A run before 2026-11-26 measured an earlier prefetch
-// variant slightly slower on Intel Sapphire Rapids; this one is not yet measured there. The address
-// is formed as an integer: past the last super-blocks it points beyond the panel, where a prefetch
-// is a harmless hint but pointer arithmetic would be undefined.
-inline constexpr size_t kPrefetchAhead = 2;
-
-// The 32-element block formats' decode prefetch (mxfp4_panel.h, q8_0_panel.h): all of the block
-// `ahead` blocks past `blk`, each BlockBytes long, asked for at once (formed as an integer, as
-// above). Their callers ask kBlockPrefetchAhead blocks ahead.
-inline constexpr size_t kBlockPrefetchAhead = 8;
-template <size_t BlockBytes, size_t Ahead>
-inline __attribute__((always_inline)) void prefetch_block_ahead(const uint8_t* blk) {
-  constexpr size_t kLines = (BlockBytes + 63) / 64;
-  const uintptr_t next = reinterpret_cast<uintptr_t>(blk) + Ahead * BlockBytes;
-  for (size_t l = 0; l < kLines; ++l)
-    __builtin_prefetch(reinterpret_cast<const void*>(next + 64 * l), 0, 3);
-}
+// Decode's software prefetch: the super-block `ahead` bytes past sb (decode_prefetch.h's distance
+// times the super-block's size), spread over the 32 steps of sb_step_row's code loop (a few 64-byte
+// lines per step). Without it the decode loop stalled on the first touch of each line: on AMD Zen 5
+// the hardware prefetchers did not keep ahead of the panel's order (bench_kquant q4_K 4096 x 4096,
+// M = 1, one thread, interleaved medians: 0.578 ms without, 0.209 / 0.158 / 0.219 ms with 1 / 2 / 4
+// super-blocks ahead in a first version; this one, 0.601 -> 0.139 ms in a later run). The distance
+// is chosen per CPU kind (decode_prefetch.cpp's table). The address is formed as an integer: past
+// the last super-blocks it points beyond the panel, where a prefetch is a harmless hint but pointer
+// arithmetic would be undefined. ahead 0 asks for nothing.
 template <int NR, DType T>
-inline __attribute__((always_inline)) void prefetch_ahead(const uint8_t* sb, int step) {
+inline __attribute__((always_inline)) void prefetch_ahead(const uint8_t* sb, size_t ahead,
+                                                          int step) {
   constexpr size_t kBytes = sb_bytes<NR>(T), kLines = (kBytes + 63) / 64;
   constexpr size_t kPerStep = (kLines + 31) / 32;
+  if (ahead == 0) return;
   const size_t first = size_t(step) * kPerStep;
-  const uintptr_t base = reinterpret_cast<uintptr_t>(sb) + kPrefetchAhead * kBytes;
+  const uintptr_t base = reinterpret_cast<uintptr_t>(sb) + ahead;
   for (size_t l = first; l < first + kPerStep && l < kLines; ++l)
     __builtin_prefetch(reinterpret_cast<const void*>(base + 64 * l), 0, 3);
+}
+
+// The 32-element block formats' decode prefetch (mxfp4_panel.h, q8_0_panel.h): all of the block
+// `ahead` bytes past `blk` (decode_prefetch.h's distance times the block's size), asked for at
+// once (formed as an integer, as above). ahead 0 asks for nothing.
+template <size_t BlockBytes>
+inline __attribute__((always_inline)) void prefetch_block_ahead(const uint8_t* blk, size_t ahead) {
+  constexpr size_t kLines = (BlockBytes + 63) / 64;
+  if (ahead == 0) return;
+  const uintptr_t next = reinterpret_cast<uintptr_t>(blk) + ahead;
+  for (size_t l = 0; l < kLines; ++l)
+    __builtin_prefetch(reinterpret_cast<const void*>(next + 64 * l), 0, 3);
 }
 
 // One row against all NJ column vectors of super-block b (decode): the same per-lane arithmetic as
@@ -510,7 +512,8 @@ inline __attribute__((always_inline)) void prefetch_ahead(const uint8_t* sb, int
 // 11.6 (20.6 -> 21.2 on two; bench_engine BM_DecodeQ4KM, medians of 4 interleaved runs).
 template <int NR, DType T, int NJ>
 inline __attribute__((always_inline)) void sb_step_row(const uint8_t* panel, size_t b, size_t col0,
-                                                       const ActRow& x, simd::vf (&acc)[NJ]) {
+                                                       const ActRow& x, size_t ahead,
+                                                       simd::vf (&acc)[NJ]) {
   constexpr size_t W = simd::W;
   const auto col = [&](int jj) { return col0 + W * size_t(jj); };
   const uint8_t* sb = panel + b * sb_bytes<NR>(T);
@@ -529,7 +532,7 @@ inline __attribute__((always_inline)) void sb_step_row(const uint8_t* panel, siz
           iv::vi sa[NJ], sb2[NJ];
           for (int jj = 0; jj < NJ; ++jj) sa[jj] = sb2[jj] = iv::zero();
           for (int t = 4 * u; t < 4 * u + 4; ++t) {
-            prefetch_ahead<NR, T>(sb, ((h * 2 + q) * 2 + u) * 4 + (t - 4 * u));
+            prefetch_ahead<NR, T>(sb, ahead, ((h * 2 + q) * 2 + u) * 4 + (t - 4 * u));
             const int8_t* xq = x.q + b * 256 + 128 * h + 32 * q + 4 * t;
             const iv::vi xa = iv::bcast4(xq), xb = iv::bcast4(xq + 64);
             const uint8_t* lrow = ql + grouped<NR>(64 * size_t(h) + 32 * size_t(q) + 4 * t, col0);
@@ -567,7 +570,7 @@ inline __attribute__((always_inline)) void sb_step_row(const uint8_t* panel, siz
       iv::vi slo[NJ], shi[NJ];
       for (int jj = 0; jj < NJ; ++jj) slo[jj] = shi[jj] = iv::zero();
       for (int t = 0; t < 8; ++t) {
-        prefetch_ahead<NR, T>(sb, 8 * g + t);
+        prefetch_ahead<NR, T>(sb, ahead, 8 * g + t);
         const int8_t* xq = x.q + b * 256 + 64 * g + 4 * t;
         const iv::vi xlo = iv::bcast4(xq), xhi = iv::bcast4(xq + 32);
         for (int jj = 0; jj < NJ; ++jj) {  // vector jj's bytes sit 4 W jj on (kq::grouped)
@@ -608,10 +611,11 @@ void dot_tile(const uint8_t* panel, size_t n_sb, int j0, const ActRow (&x)[R],
   for (int jj = 0; jj < NJ; ++jj)
     for (int r = 0; r < R; ++r) acc[jj][r] = simd::zero();
   if constexpr (R == 1 && NJ > 1) {  // decode: the whole panel, streamed in address order
+    const size_t ahead = decode_prefetch().kquant_superblocks * sb_bytes<NR>(T);
     simd::vf a[NJ];
     for (int jj = 0; jj < NJ; ++jj) a[jj] = simd::zero();
     for (size_t b = 0; b < n_sb; ++b)
-      sb_step_row<NR, T, NJ>(panel, b, size_t(j0) * simd::W, x[0], a);
+      sb_step_row<NR, T, NJ>(panel, b, size_t(j0) * simd::W, x[0], ahead, a);
     for (int jj = 0; jj < NJ; ++jj) acc[jj][0] = a[jj];
     return;
   }

@@ -74,13 +74,13 @@ void dot_tile(const uint8_t* panel, size_t n_blocks, int j0, const ActRow (&x)[R
   for (int jj = 0; jj < NJ; ++jj)
     for (int r = 0; r < R; ++r) acc[jj][r] = simd::zero();
   const size_t col0 = size_t(j0) * W;
+  const size_t ahead = decode_prefetch().blocks * block_bytes<NR>();
   for (size_t b = 0; b < n_blocks; ++b) {
     const uint8_t* blk = panel + b * block_bytes<NR>();
-    // Decode streams the panel once, 8 blocks ahead. bench_kquant mxfp4 4096 x 4096, M = 1, one
-    // thread, Zen 3, interleaved runs (2026-11-27): medians 1.42 ms without, 1.26 / 1.05 / 1.09 ms
-    // with 4 / 8 / 16 blocks ahead.
-    if constexpr (R == 1 && NJ > 1)
-      kq::prefetch_block_ahead<block_bytes<NR>(), kq::kBlockPrefetchAhead>(blk);
+    // Decode streams the panel once, decode_prefetch().blocks ahead. bench_kquant mxfp4 4096 x
+    // 4096, M = 1, one thread, Zen 3, interleaved runs (2026-11-27): medians 1.42 ms without, 1.26
+    // / 1.05 / 1.09 ms with 4 / 8 / 16 blocks ahead.
+    if constexpr (R == 1 && NJ > 1) kq::prefetch_block_ahead<block_bytes<NR>()>(blk, ahead);
     const uint8_t* qs = blk + NR;
     iv::vi s[NJ][R];
     for (int jj = 0; jj < NJ; ++jj)

@@ -84,14 +84,14 @@ void dot_tile(const uint8_t* panel, size_t n_blocks, int j0, const mx::ActRow (&
   for (int jj = 0; jj < NJ; ++jj)
     for (int r = 0; r < R; ++r) acc[jj][r] = simd::zero();
   const size_t col0 = size_t(j0) * W;
+  const size_t ahead = decode_prefetch().blocks * block_bytes<NR>();
   for (size_t b = 0; b < n_blocks; ++b) {
     const uint8_t* blk = panel + b * block_bytes<NR>();
-    // Decode streams the panel once, 8 blocks ahead. bench_kquant q8_0 4096 x 4096, M = 1, Zen 3
-    // (no AVX-512), 5 interleaved runs (2026-11-28), medians 1 / 2 threads: 2.21 / 1.18 ms at 0
-    // ahead, 2.34 / 1.31 (2), 2.17 / 1.21 (4), 2.11 / 1.18 (8), 2.14 / 1.21 (16): within the
-    // noise of each other; 8 as for MXFP4.
-    if constexpr (R == 1 && NJ > 1)
-      kq::prefetch_block_ahead<block_bytes<NR>(), kq::kBlockPrefetchAhead>(blk);
+    // Decode streams the panel once, decode_prefetch().blocks ahead. bench_kquant q8_0 4096 x 4096,
+    // M = 1, Zen 3 (no AVX-512), 5 interleaved runs (2026-11-28), medians 1 / 2 threads: 2.21
+    // / 1.18 ms at 0 ahead, 2.34 / 1.31 (2), 2.17 / 1.21 (4), 2.11 / 1.18 (8), 2.14 / 1.21 (16):
+    // within the noise of each other; 8 as for MXFP4 (decode_prefetch.cpp's table).
+    if constexpr (R == 1 && NJ > 1) kq::prefetch_block_ahead<block_bytes<NR>()>(blk, ahead);
     const uint8_t* qs = blk + 2 * NR;
     iv::vi s[NJ][R];
     for (int jj = 0; jj < NJ; ++jj)

@@ -93,6 +93,41 @@ TEST_F(CliEngine, LogitsOutIsIdenticalAcrossChunkSizesAndThreads) {
   EXPECT_EQ(la, slurp(b));
 }
 
+// Decode's prefetch distance (kernels/decode_prefetch.h) moves when bytes are asked for, never
+// what is computed: a k-quant model (small, q4_k_m: q4_K and q6_K panels) and a q8_0 one decode to
+// the same logits with no software prefetch, the chosen distance and a far one. A malformed
+// setting stops the command, naming the variable.
+TEST_F(CliEngine, DecodePrefetchDistanceLeavesLogitsUnchanged) {
+  std::string out;
+  for (const std::string dtype : {"q4_k_m", "q8_0"}) {
+    const std::string dir = dir_->file("prefetch-" + dtype);
+    ASSERT_EQ(test::run_cli("models make --family small --dtype " + dtype + " --out " + dir, &out),
+              0)
+        << out;
+    std::string first;
+    for (const std::string env :
+         {"", "ACCELBENCH_DECODE_PREFETCH=0,0 ", "ACCELBENCH_DECODE_PREFETCH=7,40 "}) {
+      const std::string logits = dir_->file("prefetch.f32");
+      ASSERT_EQ(test::run_command(env + test::accelbench_binary() + " generate --model " + dir +
+                                      "/target.gguf --random-prompt 24 --seed 5 --max-tokens 6"
+                                      " --threads 2 --logits-out " +
+                                      logits + " 2>&1",
+                                  &out),
+                0)
+          << env << out;
+      const std::string l = slurp(logits);
+      ASSERT_FALSE(l.empty());
+      if (first.empty()) first = l;
+      EXPECT_EQ(l, first) << dtype << " with '" << env << "'";
+    }
+  }
+  EXPECT_NE(test::run_command("ACCELBENCH_DECODE_PREFETCH=2 " + test::accelbench_binary() +
+                                  " generate --model " + target_ + " --prompt x 2>&1",
+                              &out),
+            0);
+  EXPECT_NE(out.find("ACCELBENCH_DECODE_PREFETCH='2'"), std::string::npos) << out;
+}
+
 TEST_F(CliEngine, ErrorsNameTheProblem) {
   std::string out;
   EXPECT_NE(test::run_cli("generate --model " + dir_->file("missing.gguf") + " --prompt x", &out),

@@ -145,6 +145,7 @@ TEST(Environment, RecordsTheCpuIdentityAndTheKernelVariant) {
   EXPECT_EQ(k.at("gemm_k_block"), v.gemm_k_block);
   EXPECT_EQ(k.at("kquant_prefetch_superblocks"), v.kquant_prefetch_superblocks);
   EXPECT_EQ(k.at("block_prefetch_blocks"), v.block_prefetch_blocks);
+  EXPECT_EQ(k.at("decode_prefetch_source"), v.decode_prefetch_source);
   EXPECT_EQ(k.at("pool_spin_us"), v.pool_spin_us);
 }
 

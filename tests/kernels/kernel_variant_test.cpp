@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "kernels/decode_prefetch.h"
 #include "kernels/simd.h"
 #include "kernels/threading.h"
 
@@ -58,8 +59,15 @@ TEST(KernelVariant, GemmBlockingIsTheDocumentedOne) {
   EXPECT_EQ(v.gemm_row_block % size_t(v.gemm_tile_rows), 0u);
   EXPECT_GE(v.gemm_panels_per_chunk, 1u);
   EXPECT_EQ(v.intdot_rows_per_tile, simd::W == 16 ? 4 : 3);
-  EXPECT_GE(v.kquant_prefetch_superblocks, 1u);
-  EXPECT_GE(v.block_prefetch_blocks, 1u);
+}
+
+// The prefetch distances recorded are the ones the decode kernels read, with how they were chosen.
+TEST(KernelVariant, RecordsTheDecodePrefetchChoice) {
+  const KernelVariant v = kernel_variant();
+  EXPECT_EQ(v.kquant_prefetch_superblocks, decode_prefetch().kquant_superblocks);
+  EXPECT_EQ(v.block_prefetch_blocks, decode_prefetch().blocks);
+  EXPECT_EQ(v.decode_prefetch_source, decode_prefetch().source);
+  EXPECT_FALSE(v.decode_prefetch_source.empty());
 }
 
 TEST(KernelVariant, PoolSpinFollowsTheEnvironment) {
