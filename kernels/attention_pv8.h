@@ -75,8 +75,25 @@ inline vf to_float(vi x) {
 }
 
 // Quads of keys 4u..4u+3 of group g: four records' 16 code bytes interleaved byte by byte (so
-// byte 4k + r is record r's byte k), split into nibbles. SSE2 unpacks serve every width.
+// byte 4k + r is record r's byte k), split into nibbles. With AVX-512 VBMI the four rows go into
+// one register and one byte permutation interleaves them (10 instructions where the SSE2 unpacks
+// below take 32; the transposes were ~30% of the pv8 kernel at the seed shape, parts switched off
+// one at a time, 2026-11-29, Zen 5); SSE2 unpacks serve every other build. The same bytes either
+// way.
 inline void transpose_quad(const uint8_t* const* rec, int g, uint8_t (*out)[64]) {
+#if defined(__AVX512VBMI__)
+  const auto row = [&](int i) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(rec[i] + g * 16));
+  };
+  __m512i x = _mm512_castsi128_si512(row(0));
+  x = _mm512_inserti32x4(x, row(1), 1);
+  x = _mm512_inserti32x4(x, row(2), 2);
+  x = _mm512_inserti32x4(x, row(3), 3);
+  const __m512i p = _mm512_permutexvar_epi8(_mm512_load_si512(attention_block::kQuadIndex), x);
+  const __m512i low4 = _mm512_set1_epi8(15);
+  _mm512_store_si512(out[0], _mm512_and_si512(p, low4));
+  _mm512_store_si512(out[1], _mm512_and_si512(_mm512_srli_epi16(p, 4), low4));
+#else
   __m128i r[4];
   for (int i = 0; i < 4; ++i)
     r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rec[i] + g * 16));
@@ -90,6 +107,7 @@ inline void transpose_quad(const uint8_t* const* rec, int g, uint8_t (*out)[64])
     _mm_store_si128(reinterpret_cast<__m128i*>(out[1] + 16 * i),
                     _mm_and_si128(_mm_srli_epi16(q[i], 4), low4));
   }
+#endif
 }
 
 // The fp16 parameters 2k and 2k + 1 (dword k of the records' parameter area) of the W keys

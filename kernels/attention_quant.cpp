@@ -373,17 +373,11 @@ inline void group_params(const uint8_t* block, int g, vf* s, vf* z) {
 }
 
 #if defined(__AVX512VBMI__) && defined(__AVX512VNNI__)
-// Byte 4k + r of a permuted 64-byte load of 4 key-block rows (row r = element e0 + r, byte k =
-// keys k and k + 16) is row r's byte k: each 32-bit lane then holds one key's 4 elements.
-alignas(64) constexpr uint8_t kQuadIndex[64] = {
-    0,  16, 32, 48, 1,  17, 33, 49, 2,  18, 34, 50, 3,  19, 35, 51, 4,  20, 36, 52, 5,  21,
-    37, 53, 6,  22, 38, 54, 7,  23, 39, 55, 8,  24, 40, 56, 9,  25, 41, 57, 10, 26, 42, 58,
-    11, 27, 43, 59, 12, 28, 44, 60, 13, 29, 45, 61, 14, 30, 46, 62, 15, 31, 47, 63};
-
 // One group's integer dots I (lanes over keys) from int4 codes by vpdpbusd (u8 key codes x s8
 // query codes, 4 elements per lane, 4 elements per instruction instead of 1 per FMA).
 template <int D, int HN>
 inline void group_dots_int4_vnni(const QueryView& q, const uint8_t* block, int g, vf (*I)[kBV]) {
+  // Rows are 16 bytes apart in the key block, so kQuadIndex gathers byte k of rows e0..e0+3.
   const __m512i idx = _mm512_load_si512(kQuadIndex);
   const __m512i low4 = _mm512_set1_epi8(15);
   __m512i acc[HN][kBV];
