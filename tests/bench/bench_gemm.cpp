@@ -55,6 +55,8 @@ void BM_Gemm(benchmark::State& state) {
   const Shape s = kShapes[si];
   const double peak = peak_gflops(threads);
   accel::set_num_threads(threads);
+  // The thread count asked for, throughout (threading.h's back-off would run regions on one).
+  const accel::ScopedParallelBackoff all_threads(false);
   const accel::PackedWeight& W = weight(ti, si);
   const std::vector<float> x = accel::test::random_normal(M * s.k, 99);
   std::vector<float> y(M * s.n);

@@ -60,6 +60,8 @@ bool integer_dot(DType t) {
 
 void BM_KQuantGemm(benchmark::State& state, int ti, size_t M, int threads) {
   accel::set_num_threads(threads);
+  // The thread count asked for, throughout (threading.h's back-off would run regions on one).
+  const accel::ScopedParallelBackoff all_threads(false);
   const auto& W = weights(ti);
   const std::vector<float> x = accel::test::random_normal(M * kK, 99);
   std::vector<float> y(M * kN);

@@ -383,6 +383,8 @@ int main(int argc, char** argv) {
   register_all();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  // Every entry at the thread count it names (threading.h's back-off would run regions on one).
+  const accel::ScopedParallelBackoff all_threads(false);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;
