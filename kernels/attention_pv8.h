@@ -77,9 +77,10 @@ inline vf to_float(vi x) {
 // Quads of keys 4u..4u+3 of group g: four records' 16 code bytes interleaved byte by byte (so
 // byte 4k + r is record r's byte k), split into nibbles. With AVX-512 VBMI the four rows go into
 // one register and one byte permutation interleaves them (10 instructions where the SSE2 unpacks
-// below take 32; the transposes were ~30% of the pv8 kernel at the seed shape, parts switched off
-// one at a time, 2026-11-29, Zen 5); SSE2 unpacks serve every other build. The same bytes either
-// way.
+// below take 32: loading a value block, these transposes and the parameter gathers, was ~30% of
+// the pv8 kernel at the seed shape with parts switched off one at a time, 2026-11-29, Zen 5; this
+// took a few percent off the kernel, near the noise). SSE2 unpacks serve every other build. The
+// same bytes either way.
 inline void transpose_quad(const uint8_t* const* rec, int g, uint8_t (*out)[64]) {
 #if defined(__AVX512VBMI__)
   const auto row = [&](int i) {
