@@ -38,7 +38,7 @@ constexpr Entry kTable[] = {
 };
 
 // What a CPU kind with no entry gets: Zen 5's setting, the only one measured on an AVX-512 CPU.
-constexpr size_t kDefaultSuperblocks = 2, kDefaultBlocks = 8;
+constexpr const Entry& kDefault = kTable[0];
 
 struct Kind {
   std::string vendor;
@@ -104,7 +104,7 @@ DecodePrefetch choose_decode_prefetch(const std::string& kind, const char* env) 
   for (const Entry& e : kTable)
     if (k.vendor == e.vendor && k.family == e.family && (e.model < 0 || k.model == e.model))
       return {e.kquant_superblocks, e.blocks, std::string("table: ") + e.measured};
-  return {kDefaultSuperblocks, kDefaultBlocks,
+  return {kDefault.kquant_superblocks, kDefault.blocks,
           "default: no measured entry for " + kind + " (Zen 5's setting)"};
 }
 
