@@ -13,6 +13,11 @@
 
 #include "kernels/simd.h"
 
+// GCC 12's bug 105593 (see simd.h): _mm512_reduce_add_ps warns once inlined here.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 namespace accel::attention_block {
 
 using namespace simd;
@@ -55,27 +60,64 @@ inline float exp2_scalar(float x) {
   return lane0(simd::exp2(set1(x)));
 }
 
-// The online-softmax update of one head over one block (scores sc, lanes over keys; bit t of
-// `bits` set for a visible key t): returns alpha and writes p.
-inline float block_softmax(const vf* sc, float c, uint32_t bits, float* m, float* l, float* p) {
-  vf t[kBV];
-  vf vmax = set1(-INFINITY);  // max is exact: one horizontal max of the lane-wise max suffices
-  for (int r = 0; r < kBV; ++r) {
-    t[r] = mul(sc[r], set1(c));
-    vmax = max(vmax, sel(mask_bits(bits >> (r * W)), t[r], set1(-INFINITY)));
+// The online-softmax update of HN heads over one block (scores sc[h], lanes over keys; bit t of
+// `bits` set for a visible key t). Per head, with ml[h] pointing at its running (m, l):
+//   t = s * c; mb = max of t over visible keys; mn = max(m, mb);
+//   alpha = mb > m ? exp2(m - mn) : 1;  p_t = visible ? exp2(t - mn) : 0 (to p + h * kBlk);
+//   l = l * alpha + hsum(p);  m = mn;  alpha to alpha[h].
+// Each head's operations and their order are the same for any HN; the heads' steps are
+// interleaved so that their chains (horizontal max, exp2, horizontal sum) can overlap, and every
+// head's alpha comes from one exp2 over the heads' lanes (elementwise, so lane h is what head h
+// alone would get). Bit-identical to the one-head-at-a-time loop it replaced (2026-11-29).
+template <int HN>
+inline void block_softmax_heads(const vf (*sc)[kBV], float c, uint32_t bits, float* const* ml,
+                                float* p, float* alpha) {
+  static_assert(HN >= 1 && HN <= W, "one lane per head for the rescale factors");
+  vf t[HN][kBV], vmax[HN];
+  for (int h = 0; h < HN; ++h) vmax[h] = set1(-INFINITY);
+  for (int r = 0; r < kBV; ++r)
+    for (int h = 0; h < HN; ++h) {
+      t[h][r] = mul(sc[h][r], set1(c));
+      vmax[h] = max(vmax[h], sel(mask_bits(bits >> (r * W)), t[h][r], set1(-INFINITY)));
+    }
+  alignas(64) float d[W] = {};  // lane h: m_h - mn_h, the argument of head h's rescale factor
+  float mn[HN];
+  bool grew[HN];
+  for (int h = 0; h < HN; ++h) {
+    const float mb = hmax(vmax[h]), m = ml[h][0];
+    mn[h] = std::max(m, mb);
+    grew[h] = mb > m;
+    d[h] = m - mn[h];
   }
-  const float mb = hmax(vmax);
-  const float mn = std::max(*m, mb);
-  const float alpha = mb > *m ? exp2_scalar(*m - mn) : 1.f;
-  vf ps = zero();
-  for (int r = 0; r < kBV; ++r) {
-    const vf pr = sel(mask_bits(bits >> (r * W)), simd::exp2(sub(t[r], set1(mn))), zero());
-    store(p + r * W, pr);
-    ps = add(ps, pr);
+  alignas(64) float e[W];
+  store(e, simd::exp2(load(d)));
+  vf ps[HN];
+  for (int h = 0; h < HN; ++h) ps[h] = zero();
+  for (int r = 0; r < kBV; ++r)
+    for (int h = 0; h < HN; ++h) {
+      const vf pr = sel(mask_bits(bits >> (r * W)), simd::exp2(sub(t[h][r], set1(mn[h]))), zero());
+      store(p + h * kBlk + r * W, pr);
+      ps[h] = add(ps[h], pr);
+    }
+  for (int h = 0; h < HN; ++h) {
+    const float a = grew[h] ? e[h] : 1.f;
+    ml[h][1] = ml[h][1] * a + hsum(ps[h]);
+    ml[h][0] = mn[h];
+    alpha[h] = a;
   }
-  *l = *l * alpha + hsum(ps);
-  *m = mn;
-  return alpha;
+}
+
+// block_softmax_heads for the first hn (<= HN) heads of sc: head h's (m, l) at part + h * stride,
+// its probabilities at p + h * kBlk, its alpha at alpha[h].
+template <int HN>
+inline void softmax_heads_n(int hn, const vf (*sc)[kBV], float c, uint32_t bits, float* part,
+                            size_t stride, float* p, float* alpha) {
+  if (hn == HN) {
+    float* ml[HN];
+    for (int h = 0; h < HN; ++h) ml[h] = part + size_t(h) * stride;
+    return block_softmax_heads<HN>(sc, c, bits, ml, p, alpha);
+  }
+  if constexpr (HN > 1) return softmax_heads_n<HN - 1>(hn, sc, c, bits, part, stride, p, alpha);
 }
 
 // The two ends of a P.V update of HN heads held in registers: ov = o_h * alpha_h, and back.
@@ -209,3 +251,5 @@ inline uint32_t visible_bits(const int32_t* pos, int nb, int32_t qp, int32_t ql)
 }
 
 }  // namespace accel::attention_block
+
+#pragma GCC diagnostic pop

@@ -350,11 +350,8 @@ void block_attend(const Problem& pr, Scratch& sc, const float* const* qv, const 
     else
 #endif
       scores_n<kScoreHeads>(hn, qv + h0, bias ? bias + h0 : nullptr, sc.kt.data(), D, s);
-    for (int h = h0; h < h0 + hn; ++h) {
-      float* P = part + size_t(h) * stride;
-      sc.alpha[size_t(h)] =
-          block_softmax(s[h - h0], pr.c, bits, &P[0], &P[1], &sc.p[size_t(h) * kBlk]);
-    }
+    softmax_heads_n<kScoreHeads>(hn, s, pr.c, bits, part + size_t(h0) * stride, stride,
+                                 &sc.p[size_t(h0) * kBlk], sc.alpha.data() + h0);
   }
 #if defined(__AVX512F__)
   if (vrec)

@@ -520,10 +520,8 @@ void run_chunk_nv(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, fl
       const int hn = std::min(kHeadsPerPass, pr.G - h0);
       vf s[kHeadsPerPass][kBV];
       scores_dispatch<F, D>(hn, advance(qg, h0, D), block, s, pr.float_scores);
-      for (int h = h0; h < h0 + hn; ++h) {
-        float* P = part + size_t(h) * stride;
-        alpha[h] = block_softmax(s[h - h0], pr.c, bits, &P[0], &P[1], &sc.p[size_t(h) * kBlk]);
-      }
+      softmax_heads_n<kHeadsPerPass>(hn, s, pr.c, bits, part + size_t(h0) * stride, stride,
+                                     &sc.p[size_t(h0) * kBlk], alpha + h0);
     }
     if constexpr (F == KVQuant::Int4) {
       if (pr.pv8) {
