@@ -741,30 +741,83 @@ void quantize_rows(DType t, const float* X, size_t M, size_t ldx, size_t K, ActB
   }
 }
 
+// The activations a call's parts read, each made once per call whatever the number of parts
+// that read it: q8_K rows for k-quant parts, q8_0 rows for MXFP4 and q8_0 parts, packed X for the
+// float types. The caller's buffers, named by local references: inside the workers' lambda a
+// thread_local itself would name each worker's own (empty) instance.
+struct CallActivations {
+  const ActBuffer* kquant = nullptr;
+  const ActBuffer* block = nullptr;
+  PackedX xp{nullptr, 0};
+};
+
+CallActivations make_activations(const float* X, size_t M, size_t ldx, size_t K,
+                                 const std::vector<const PackedWeight*>& parts) {
+  static thread_local ActBuffer caller_kquant_acts, caller_block_acts;
+  static thread_local Scratch caller_xpack;
+  CallActivations a;
+  for (const PackedWeight* w : parts) {
+    const DType t = w->type();
+    if (kq::is_kquant(t) && !a.kquant) {
+      quantize_rows(t, X, M, ldx, K, caller_kquant_acts);
+      a.kquant = &caller_kquant_acts;
+    } else if ((t == DType::MXFP4 || t == DType::Q8_0) && !a.block) {
+      quantize_rows(t, X, M, ldx, K, caller_block_acts);
+      a.block = &caller_block_acts;
+    } else if (!is_intdot(t) && !a.xp.p) {
+      a.xp = pack_all_x(X, M, ldx, K, caller_xpack);
+    }
+  }
+  return a;
+}
+
+// Every part of W (W itself, or a mixed weight's segments, whose outputs sit side by side in Y)
+// in one parallel region: part i's items follow part i - 1's, each part split as if it were alone,
+// so each output is computed exactly as that part alone would compute it. One region rather than
+// one per part: a Q4_K_M layer's K and V parts (256 rows each at hidden 2048) cost about a
+// region's hand-out each, and with a few rows (M = 16) each was a single item that one thread ran
+// while the other waited (bench_gemm BM_GemmMixedQKV, 2 threads, Zen 5, medians of 5 interleaved
+// runs: M = 1 46.9 -> 41.1 us, M = 16 301 -> 233 us; 2026-11-29).
 void run_gemm_items(const float* X, size_t M, size_t ldx, const PackedWeight& W, float* Y,
                     size_t ldy, const float* bias) {
-  const size_t panels = (W.rows() + kNR - 1) / kNR;
-  const GemmSplit s = split_gemm(M, panels, num_threads());
-  const double flops = 2.0 * double(M) * double(W.rows()) * double(W.cols());
-  // The caller's buffer, named by a local reference: inside the workers' lambda the thread_local
-  // itself would name each worker's own (empty) instance.
-  static thread_local ActBuffer caller_acts;
-  ActBuffer& acts = caller_acts;
-  const bool intdot = is_intdot(W.type());
-  static thread_local Scratch caller_xpack;
-  PackedX xp{nullptr, 0};
-  if (intdot)
-    quantize_rows(W.type(), X, M, ldx, W.cols(), acts);
+  struct Part {
+    const PackedWeight* w;
+    size_t col0, panels, first_item;
+    GemmSplit split;
+  };
+  std::vector<const PackedWeight*> ws;
+  if (W.is_mixed())
+    for (const PackedWeight& seg : W.segments()) ws.push_back(&seg);
   else
-    xp = pack_all_x(X, M, ldx, W.cols(), caller_xpack);
-  parallel_for(s.items(), flops, [&](size_t item, int) {
-    const size_t g = item / s.n_row_blocks, r = item % s.n_row_blocks;
-    const size_t p0 = g * s.panels_per_item, p1 = std::min(panels, p0 + s.panels_per_item);
+    ws.push_back(&W);
+  std::vector<Part> parts;
+  size_t col0 = 0, items = 0;
+  for (const PackedWeight* w : ws) {
+    const size_t panels = (w->rows() + kNR - 1) / kNR;
+    parts.push_back({w, col0, panels, items, split_gemm(M, panels, num_threads())});
+    col0 += w->rows();
+    items += parts.back().split.items();
+  }
+  const CallActivations acts = make_activations(X, M, ldx, W.cols(), ws);
+  const double flops = 2.0 * double(M) * double(W.rows()) * double(W.cols());
+  parallel_for(items, flops, [&](size_t item, int) {
+    size_t pi = 0;
+    while (pi + 1 < parts.size() && parts[pi + 1].first_item <= item) ++pi;
+    const Part& pt = parts[pi];
+    const GemmSplit& s = pt.split;
+    const size_t local = item - pt.first_item;
+    const size_t g = local / s.n_row_blocks, r = local % s.n_row_blocks;
+    const size_t p0 = g * s.panels_per_item, p1 = std::min(pt.panels, p0 + s.panels_per_item);
     const size_t m0 = r * s.rows_per_item, m1 = std::min(M, m0 + s.rows_per_item);
-    if (intdot)
-      gemm_intdot_part(acts, m0, m1, W, p0, p1, Y, ldy, bias);
+    float* y = Y + pt.col0;
+    const float* b = bias ? bias + pt.col0 : nullptr;
+    const DType t = pt.w->type();
+    if (kq::is_kquant(t))
+      gemm_intdot_part(*acts.kquant, m0, m1, *pt.w, p0, p1, y, ldy, b);
+    else if (is_intdot(t))
+      gemm_intdot_part(*acts.block, m0, m1, *pt.w, p0, p1, y, ldy, b);
     else
-      gemm_part(xp, m0, m1, W, p0, p1, Y, ldy, bias);
+      gemm_part(acts.xp, m0, m1, *pt.w, p0, p1, y, ldy, b);
   });
 }
 
@@ -778,14 +831,6 @@ void gemm(const float* X, size_t M, size_t ldx, const PackedWeight& W, float* Y,
   ACCEL_CHECK(M == 1 || (ldx >= K && ldy >= N),
               "%zu rows: row strides ldx %zu / ldy %zu are shorter than the rows (%zu / %zu)", M,
               ldx, ldy, K, N);
-  if (W.is_mixed()) {  // each part into its own columns: the outputs are the parts' own
-    size_t r0 = 0;
-    for (const PackedWeight& part : W.segments()) {
-      gemm(X, M, ldx, part, Y + r0, ldy, bias ? bias + r0 : nullptr);
-      r0 += part.rows();
-    }
-    return;
-  }
   if (K == 0) {  // empty sum: Y = 0 (+ bias)
     for (size_t m = 0; m < M; ++m)
       for (size_t n = 0; n < N; ++n) Y[m * ldy + n] = bias ? 0.f + bias[n] : 0.f;

@@ -32,8 +32,9 @@ class PackedWeight {
   };
   static PackedWeight pack(DType t, const std::vector<RowSource>& parts, size_t cols);
   // The same for parts of different types (e.g. Q and K in q4_K, V in q6_K): each part is packed
-  // in its own type and gemm() multiplies it into its own output columns, so every output is
-  // exactly what that part alone would give, at the part's own bytes. type() is the first part's.
+  // in its own type and gemm() multiplies it into its own output columns (all parts in one
+  // parallel region), so every output is exactly what that part alone would give, at the part's
+  // own bytes. type() is the first part's.
   struct TypedRowSource {
     DType type;
     RowSource rows;

@@ -1,6 +1,7 @@
 // Google Benchmark of accel::gemm over the `small` benchmark model's projection shapes (hidden 768,
-// FFN 2048) for every weight type, M in {1, 16, 256, 2048} and 1 or 2 threads. Reports GFLOP/s,
-// the fraction of the FMA peak measured in the same process, and GB/s of packed weights + X + Y.
+// FFN 2048) for every weight type, M in {1, 16, 256, 2048} and 1 or 2 threads: GFLOP/s, the
+// fraction of the FMA peak measured in the same process, and GB/s of packed weights + X + Y. And a
+// Q4_K_M layer's mixed-type QKV weight at M 1 and 16.
 // Measures only; correctness lives in tests/kernels/gemm_test.cpp.
 #include <benchmark/benchmark.h>
 
@@ -89,6 +90,50 @@ BENCHMARK(BM_Gemm)
     ->UseRealTime()
     ->MinTime(0.2)
     ->Unit(benchmark::kMillisecond);
+
+// A Q4_K_M layer's fused QKV projection in the `medium` family's shape (TinyLlama-1.1B: hidden
+// 2048, 4 KV heads of 64): Q and K in q4_K, V in q6_K, one mixed weight, so one call multiplies
+// three parts of different types (gemm.cpp runs them in one parallel region). Args: M, threads.
+// The counters are per call: GB/s of packed weights, and microseconds.
+void BM_GemmMixedQKV(benchmark::State& state) {
+  const size_t M = size_t(state.range(0)), K = 2048;
+  const int threads = int(state.range(1));
+  static const accel::PackedWeight W = [] {
+    const std::pair<DType, size_t> parts[] = {
+        {DType::Q4_K, 2048}, {DType::Q4_K, 256}, {DType::Q6_K, 256}};
+    std::vector<std::vector<uint8_t>> raws;
+    std::vector<accel::PackedWeight::TypedRowSource> src;
+    for (const auto& [t, rows] : parts) {
+      const std::vector<float> w = accel::test::random_normal(rows * K, 77 + rows, 0.05f);
+      raws.emplace_back(accel::dtype_row_bytes(t, K) * rows);
+      accel::quantize_row(t, w.data(), raws.back().data(), rows * K);
+    }
+    for (size_t i = 0; i < raws.size(); ++i)
+      src.push_back({parts[i].first, {raws[i].data(), parts[i].second}});
+    return accel::PackedWeight::pack_mixed(src, K);
+  }();
+  accel::set_num_threads(threads);
+  const accel::ScopedParallelBackoff all_threads(false);
+  const std::vector<float> x = accel::test::random_normal(M * K, 98);
+  std::vector<float> y(M * W.rows());
+  for (auto _ : state) {
+    accel::gemm(x.data(), M, K, W, y.data(), W.rows());
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["GB/s"] =
+      benchmark::Counter(double(W.bytes()) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel("q4_K 2048 + q4_K 256 + q6_K 256 rows, K=2048, M=" + std::to_string(M) +
+                 " t=" + std::to_string(threads));
+  accel::set_num_threads(accel::default_num_threads());
+}
+
+BENCHMARK(BM_GemmMixedQKV)
+    ->ArgNames({"M", "threads"})
+    ->ArgsProduct({{1, 16}, {1, 2}})
+    ->UseRealTime()
+    ->MinTime(0.2)
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

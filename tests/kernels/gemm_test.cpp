@@ -266,11 +266,16 @@ TEST(Gemm, NonF32EqualsF32OnDequantizedBitForBit) {
 }
 
 // A weight of mixed-type parts (Q4_K_M's q4_K Q|K with a q6_K V) gives, column range by column
-// range, exactly what each part alone gives, and counts each part's own bytes.
+// range, exactly what each part alone gives, and counts each part's own bytes. The parts share
+// one parallel region (their items side by side), so this holds for decode (M = 1), for several
+// row blocks (M = 200) and on one or two threads, with every activation kind in one call (q8_K,
+// q8_0 and packed X).
 TEST(Gemm, MixedTypePartsEqualEachPartAloneBitForBit) {
-  const size_t M = 7, K = 512;
+  const ThreadGuard restore;
+  const ScopedParallelBackoff all_threads(false);
+  const size_t K = 512;
   const std::vector<std::pair<DType, size_t>> parts = {
-      {DType::Q4_K, 70}, {DType::Q6_K, 33}, {DType::F32, 5}, {DType::Q8_0, 64}};
+      {DType::Q4_K, 70}, {DType::Q6_K, 33}, {DType::F32, 5}, {DType::Q8_0, 64}, {DType::F16, 40}};
   std::vector<std::vector<uint8_t>> raws;
   std::vector<PackedWeight::TypedRowSource> src;
   size_t N = 0, bytes = 0;
@@ -283,23 +288,29 @@ TEST(Gemm, MixedTypePartsEqualEachPartAloneBitForBit) {
   const PackedWeight mixed = PackedWeight::pack_mixed(src, K);
   EXPECT_TRUE(mixed.is_mixed());
   EXPECT_EQ(mixed.rows(), N);
-  const std::vector<float> x = random_normal(M * K, 40);
   const std::vector<float> bias = random_normal(N, 41);
-  const std::vector<float> y = run(x.data(), M, K, mixed, bias.data());
-  size_t r0 = 0;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    const PackedWeight alone =
-        PackedWeight::pack(parts[i].first, raws[i].data(), parts[i].second, K);
-    bytes += alone.bytes();
-    const std::vector<float> want = run(x.data(), M, K, alone, bias.data() + r0);
-    for (size_t m = 0; m < M; ++m)
-      for (size_t n = 0; n < parts[i].second; ++n)
-        ASSERT_EQ(std::bit_cast<uint32_t>(y[m * N + r0 + n]),
-                  std::bit_cast<uint32_t>(want[m * parts[i].second + n]))
-            << dtype_name(parts[i].first) << " (" << m << ", " << n << ")";
-    r0 += parts[i].second;
-  }
+  for (size_t i = 0; i < parts.size(); ++i)
+    bytes += PackedWeight::pack(parts[i].first, raws[i].data(), parts[i].second, K).bytes();
   EXPECT_EQ(mixed.bytes(), bytes);
+  for (const size_t M : {size_t(1), size_t(7), size_t(200)})
+    for (const int threads : {1, 2}) {
+      set_num_threads(threads);
+      const std::vector<float> x = random_normal(M * K, 40 + M);
+      const std::vector<float> y = run(x.data(), M, K, mixed, bias.data());
+      size_t r0 = 0;
+      for (size_t i = 0; i < parts.size(); ++i) {
+        const PackedWeight alone =
+            PackedWeight::pack(parts[i].first, raws[i].data(), parts[i].second, K);
+        const std::vector<float> want = run(x.data(), M, K, alone, bias.data() + r0);
+        for (size_t m = 0; m < M; ++m)
+          for (size_t n = 0; n < parts[i].second; ++n)
+            ASSERT_EQ(std::bit_cast<uint32_t>(y[m * N + r0 + n]),
+                      std::bit_cast<uint32_t>(want[m * parts[i].second + n]))
+                << dtype_name(parts[i].first) << " M " << M << ", " << threads << " threads (" << m
+                << ", " << n << ")";
+        r0 += parts[i].second;
+      }
+    }
 }
 
 // What q8_K activations cost against the float GEMM on the dequantized weights: each code errs by
