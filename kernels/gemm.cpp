@@ -558,9 +558,11 @@ namespace {
 // and whole kMR row tiles, and gemm_part's per-output sequence is the same for any such range.
 // About kItemsPerThread items per thread: enough that a thread the machine has descheduled holds
 // up little (the others take the rest), few enough that claiming (one contended atomic per item)
-// stays far below an item's time. With packed-X/scratch blocking (many rows) a group is kNCP
-// panels, the unit that blocking reuses; with few rows (decode) panels are grouped only as far as
-// the item count allows. Chosen, not swept.
+// stays far below an item's time. With more than one kMC row block a group is kNCP panels, the
+// unit whose weights (or dequantized scratch) the row blocks reuse; with at most one row block
+// there is no such reuse, and panels are grouped only as far as the item count allows. (Grouping
+// by kNCP up to kMC rows left a 768-column weight at 16 rows, a speculative verify batch, with 3
+// items for 2 threads.) Chosen, not swept.
 constexpr size_t kItemsPerThread = 8;
 
 struct GemmSplit {
@@ -571,7 +573,7 @@ struct GemmSplit {
 GemmSplit split_gemm(size_t M, size_t panels, int threads) {
   GemmSplit s{};
   const size_t want = kItemsPerThread * size_t(threads);
-  s.panels_per_item = M <= kDirectTiles * kMR ? std::max<size_t>(1, panels / want) : kNCP;
+  s.panels_per_item = M <= kMC ? std::max<size_t>(1, panels / want) : kNCP;
   s.n_groups = (panels + s.panels_per_item - 1) / s.panels_per_item;
   const size_t mblocks = (M + kMC - 1) / kMC;  // rows split in whole kMC blocks
   const size_t row_blocks = std::clamp<size_t>((want + s.n_groups - 1) / s.n_groups, 1, mblocks);
