@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/check.h"
+#include "kernels/simd.h"
 #include "kernels/threading.h"
 
 namespace accel {
@@ -194,10 +195,30 @@ double log_sum_exp(const float* x, size_t n) {
   return m + std::log(sum);
 }
 
+namespace {
+
+// silu(g) * u per lane. With e = e^-|g| in [0, 1] (simd::exp_nonpos: no overflow, the same
+// operations in every lane and in a masked tail), silu(g) = g / (1 + e) for g >= 0 and
+// g * e / (1 + e) for g < 0: both are g / (1 + e^-g). Vectorised because the scalar libm exp
+// per element was most of a dense FFN's non-GEMM time (2.56 ns per element, about 5% of a
+// 512-token prefill of `small` on one thread).
+inline simd::vf silu_times(simd::vf g, simd::vf u) {
+  using namespace simd;
+  const vf e = exp_nonpos(min(g, sub(zero(), g)));
+  const vf num = sel(lt(g, zero()), mul(g, e), g);
+  return mul(div(num, add(set1(1.f), e)), u);
+}
+
+}  // namespace
+
 void swiglu(const float* gate, const float* up, float* out, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    const float g = gate[i];
-    out[i] = g / (1.f + std::exp(-g)) * up[i];
+  // Loads before the store of each vector: out may alias gate or up.
+  size_t i = 0;
+  for (; i + simd::W <= n; i += simd::W)
+    simd::store(out + i, silu_times(simd::load(gate + i), simd::load(up + i)));
+  if (i < n) {
+    const auto m = simd::first(int(n - i));
+    simd::store_n(out + i, silu_times(simd::load_n(gate + i, m), simd::load_n(up + i, m)), m);
   }
 }
 

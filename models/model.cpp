@@ -25,9 +25,11 @@ using namespace model_loading;
 
 namespace {
 
-// swiglu's serial time per element in parallel_for's flop-like units: 2.56 ns of CPU time
-// (tests/bench/bench_threads_under_load BM_SerialCost kernel 2) over GEMM's 0.0080 ns per flop.
-constexpr double kSwigluWorkPerElement = 320;
+// swiglu's serial time per element in parallel_for's flop-like units: 0.29 ns of CPU time
+// (tests/bench/bench_threads_under_load BM_SerialCost kernel 2) over GEMM's 0.0050 ns per flop
+// (BM_GemmSize M 64, N 1024, K 1024, one thread) in the same run (Zen 5, 2026-11-29; 2.56 ns
+// per element before swiglu was vectorised).
+constexpr double kSwigluWorkPerElement = 58;
 
 // Every layer of a gemma3 or gpt-oss model has the same Q/K/V row shapes: their files state no
 // per-layer head sizes or KV head counts that differ, and a file that does is refused by key.

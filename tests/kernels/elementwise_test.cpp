@@ -236,9 +236,12 @@ TEST(LogSumExp, MatchesReferenceAndHandWorked) {
 // ---- swiglu
 // --------------------------------------------------------------------------------------
 
-// g / (1 + exp(-g)) * up: expf within 1 ulp (its relative error passes to 1/(1+e) damped by
-// e/(1+e) <= 1), then an add, a divide and a multiply, each rounded: relative error <= 5u; atol
-// covers results that underflow (g << 0, where the true value is ~1e-40).
+// g / (1 + e^-g) * up, computed with e = e^-|g| (simd::exp_nonpos, within 1.5 ulp = 3u): for
+// g < 0, g * e / (1 + e) * up: g * e carries 3u + 1u, 1 + e carries e's 3u damped by
+// e / (1 + e) <= 1/2 plus 1u, then the divide and the multiply 1u each: <= 8.5u; g >= 0 skips the
+// first product. Measured worst over 16.7M random gates: 4.3u (g < 0), 2.9u (g >= 0). The
+// tolerance is the derived 9u; atol covers results that underflow (g << 0, true value ~1e-40).
+// n = 1003 leaves a masked tail of 11 (AVX-512) or 3 (AVX2) elements.
 TEST(SwiGlu, MatchesReferenceAndAliases) {
   const size_t n = 1003;
   std::vector<float> g = random_normal(n, 81, 6.f), up = random_normal(n, 82);
@@ -248,7 +251,7 @@ TEST(SwiGlu, MatchesReferenceAndAliases) {
   for (size_t i = 0; i < n; ++i) want[i] = double(g[i]) / (1 + std::exp(-double(g[i]))) * up[i];
   std::vector<float> out(n);
   accel::swiglu(g.data(), up.data(), out.data(), n);
-  EXPECT_TRUE(near_all(out, want, 1e-30, 6 * kU));
+  EXPECT_TRUE(near_all(out, want, 1e-30, 9 * kU));
   for (float v : out) ASSERT_FALSE(std::isnan(v));
   std::vector<float> g2 = g, up2 = up;
   accel::swiglu(g2.data(), up.data(), g2.data(), n);   // out aliases gate
