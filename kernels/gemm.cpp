@@ -743,6 +743,14 @@ void quantize_rows(DType t, const float* X, size_t M, size_t ldx, size_t K, ActB
   }
 }
 
+// One part of a call: a packed weight whose outputs are Y's columns [col0, col0 + rows), its
+// split, and where its items start in the call's item numbering.
+struct GemmPart {
+  const PackedWeight* w;
+  size_t col0, panels, first_item;
+  GemmSplit split;
+};
+
 // The activations a call's parts read, each made once per call whatever the number of parts
 // that read it: q8_K rows for k-quant parts, q8_0 rows for MXFP4 and q8_0 parts, packed X for the
 // float types. The caller's buffers, named by local references: inside the workers' lambda a
@@ -754,12 +762,12 @@ struct CallActivations {
 };
 
 CallActivations make_activations(const float* X, size_t M, size_t ldx, size_t K,
-                                 const std::vector<const PackedWeight*>& parts) {
+                                 const std::vector<GemmPart>& parts) {
   static thread_local ActBuffer caller_kquant_acts, caller_block_acts;
   static thread_local Scratch caller_xpack;
   CallActivations a;
-  for (const PackedWeight* w : parts) {
-    const DType t = w->type();
+  for (const GemmPart& p : parts) {
+    const DType t = p.w->type();
     if (kq::is_kquant(t) && !a.kquant) {
       quantize_rows(t, X, M, ldx, K, caller_kquant_acts);
       a.kquant = &caller_kquant_acts;
@@ -782,30 +790,27 @@ CallActivations make_activations(const float* X, size_t M, size_t ldx, size_t K,
 // runs: M = 1 46.9 -> 41.1 us, M = 16 301 -> 233 us; 2026-11-29).
 void run_gemm_items(const float* X, size_t M, size_t ldx, const PackedWeight& W, float* Y,
                     size_t ldy, const float* bias) {
-  struct Part {
-    const PackedWeight* w;
-    size_t col0, panels, first_item;
-    GemmSplit split;
-  };
-  std::vector<const PackedWeight*> ws;
-  if (W.is_mixed())
-    for (const PackedWeight& seg : W.segments()) ws.push_back(&seg);
-  else
-    ws.push_back(&W);
-  std::vector<Part> parts;
+  // Kept per calling thread, so a warm call allocates nothing (decode makes four per layer).
+  static thread_local std::vector<GemmPart> caller_parts;
+  std::vector<GemmPart>& parts = caller_parts;
+  parts.clear();
   size_t col0 = 0, items = 0;
-  for (const PackedWeight* w : ws) {
-    const size_t panels = (w->rows() + kNR - 1) / kNR;
-    parts.push_back({w, col0, panels, items, split_gemm(M, panels, num_threads())});
-    col0 += w->rows();
+  const auto add = [&](const PackedWeight& w) {
+    const size_t panels = (w.rows() + kNR - 1) / kNR;
+    parts.push_back({&w, col0, panels, items, split_gemm(M, panels, num_threads())});
+    col0 += w.rows();
     items += parts.back().split.items();
-  }
-  const CallActivations acts = make_activations(X, M, ldx, W.cols(), ws);
+  };
+  if (W.is_mixed())
+    for (const PackedWeight& seg : W.segments()) add(seg);
+  else
+    add(W);
+  const CallActivations acts = make_activations(X, M, ldx, W.cols(), parts);
   const double flops = 2.0 * double(M) * double(W.rows()) * double(W.cols());
   parallel_for(items, flops, [&](size_t item, int) {
     size_t pi = 0;
     while (pi + 1 < parts.size() && parts[pi + 1].first_item <= item) ++pi;
-    const Part& pt = parts[pi];
+    const GemmPart& pt = parts[pi];
     const GemmSplit& s = pt.split;
     const size_t local = item - pt.first_item;
     const size_t g = local / s.n_row_blocks, r = local % s.n_row_blocks;
