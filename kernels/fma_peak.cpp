@@ -103,6 +103,62 @@ __attribute__((noipa)) float run_dot512(long iters, float seed) {
 }
 #endif
 
+// The overlap probe's mixed loop: kMixedChains FMA chains and as many vpdpbusd chains,
+// interleaved, written as one asm block per step. With intrinsics GCC 12 copied the dot-product
+// accumulators between registers every step and spilled one through the stack, so the loop timed
+// a store-to-load chain rather than the ports (0.67 pairs per cycle where the sum of the two
+// kinds' own rates allows 1). 10 of each keep two pipes of either kind busy (latency 4-5 cycles)
+// if the kinds had separate ports. Built only with AVX-512 VNNI (the sequence the int4 kernel's
+// scores use); other builds report no overlap.
+#if defined(__AVX512F__) && defined(__AVX512VNNI__)
+constexpr int kMixedChains = 10;
+__attribute__((noipa)) float run_mixed_steps(long iters, float seed) {
+  // Named variables, not arrays: GCC keeps array elements bound to asm operands in memory and
+  // stored them back every step.
+#define ACCEL_MIX_INIT(i)                        \
+  __m512 f##i = _mm512_set1_ps(seed + float(i)); \
+  __m512i d##i = _mm512_set1_epi32(int(seed) + i)
+  ACCEL_MIX_INIT(0);
+  ACCEL_MIX_INIT(1);
+  ACCEL_MIX_INIT(2);
+  ACCEL_MIX_INIT(3);
+  ACCEL_MIX_INIT(4);
+  ACCEL_MIX_INIT(5);
+  ACCEL_MIX_INIT(6);
+  ACCEL_MIX_INIT(7);
+  ACCEL_MIX_INIT(8);
+  ACCEL_MIX_INIT(9);
+#undef ACCEL_MIX_INIT
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  const __m512i u = _mm512_set1_epi8(3), sg = _mm512_set1_epi8(-2);
+#define ACCEL_MIX_STEP(i) \
+  "vfmadd132ps %[a], %[b], %[f" #i "]\n\tvpdpbusd %[s], %[u], %[d" #i "]\n\t"
+#define ACCEL_MIX_OPS(i) [f##i] "+v"(f##i), [d##i] "+v"(d##i)
+  // Two blocks of five pairs: an in-out operand counts twice against asm's limit of 30.
+  for (long it = 0; it < iters; ++it) {
+    asm volatile(
+        ACCEL_MIX_STEP(0) ACCEL_MIX_STEP(1) ACCEL_MIX_STEP(2) ACCEL_MIX_STEP(3) ACCEL_MIX_STEP(4)
+        : ACCEL_MIX_OPS(0), ACCEL_MIX_OPS(1), ACCEL_MIX_OPS(2), ACCEL_MIX_OPS(3), ACCEL_MIX_OPS(4)
+        : [a] "v"(a), [b] "v"(b), [u] "v"(u), [s] "v"(sg));
+    asm volatile(
+        ACCEL_MIX_STEP(5) ACCEL_MIX_STEP(6) ACCEL_MIX_STEP(7) ACCEL_MIX_STEP(8) ACCEL_MIX_STEP(9)
+        : ACCEL_MIX_OPS(5), ACCEL_MIX_OPS(6), ACCEL_MIX_OPS(7), ACCEL_MIX_OPS(8), ACCEL_MIX_OPS(9)
+        : [a] "v"(a), [b] "v"(b), [u] "v"(u), [s] "v"(sg));
+  }
+#undef ACCEL_MIX_STEP
+#undef ACCEL_MIX_OPS
+  const __m512 fs =
+      _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_add_ps(f0, f1), _mm512_add_ps(f2, f3)),
+                                  _mm512_add_ps(_mm512_add_ps(f4, f5), _mm512_add_ps(f6, f7))),
+                    _mm512_add_ps(f8, f9));
+  const __m512i ds = _mm512_add_epi32(
+      _mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(d0, d1), _mm512_add_epi32(d2, d3)),
+                       _mm512_add_epi32(_mm512_add_epi32(d4, d5), _mm512_add_epi32(d6, d7))),
+      _mm512_add_epi32(d8, d9));
+  return _mm512_reduce_add_ps(fs) + float(_mm512_reduce_add_epi32(ds));
+}
+#endif
+
 using Fn = float (*)(long, float);
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -110,8 +166,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 // G ops/s of `fn` (ops_per_step per chain and step: 2 x lanes for FMA flops, the byte pairs of one
-// dot-product step for int8) on `threads` threads, run for about `seconds`.
-double measure(Fn fn, int ops_per_step, int threads, double seconds) {
+// dot-product step for int8; `chains` chains) on `threads` threads, run for about `seconds`.
+double measure(Fn fn, int ops_per_step, int threads, double seconds, int chains = kChains) {
   volatile float sink = 0;
   // Calibrate on one thread: grow the step count until a run takes >= 5 ms.
   long iters = 1 << 14;
@@ -137,7 +193,7 @@ double measure(Fn fn, int ops_per_step, int threads, double seconds) {
       sink = sink + r;
     }
     const double dt = seconds_since(s0);
-    best = std::max(best, double(each) * kChains * ops_per_step * double(threads) / dt * 1e-9);
+    best = std::max(best, double(each) * chains * ops_per_step * double(threads) / dt * 1e-9);
   }
   return best;
 }
@@ -160,6 +216,30 @@ double measure_int8_dot_peak_gops(int threads, double seconds) {
 #else
   return measure(&run_dot256, 32, threads, seconds);
 #endif
+}
+
+double fma_int8_shared_fraction(double fma_s, double dot_s, double mixed_s) {
+  const double lo = std::min(fma_s, dot_s), hi = std::max(fma_s, dot_s);
+  if (!(lo > 0) || !(mixed_s > 0)) return 0;
+  return std::clamp((mixed_s - hi) / lo, 0.0, 1.0);
+}
+
+FmaInt8Overlap measure_fma_int8_overlap(int threads, double seconds) {
+  FmaInt8Overlap o;
+#if defined(__AVX512F__) && defined(__AVX512VNNI__)
+  threads = std::max(1, threads);
+  // Rates in steps of one chain (one instruction of each loop's kind; one FMA + one dot step for
+  // the mixed loop), so their inverses are the per-instruction times the fraction compares.
+  o.fma_per_s = measure(&run_avx512, 1, threads, seconds) * 1e9;
+  o.dot_per_s = measure(&run_dot512, 1, threads, seconds) * 1e9;
+  o.mixed_pairs_per_s = measure(&run_mixed_steps, 1, threads, seconds, kMixedChains) * 1e9;
+  o.shared = fma_int8_shared_fraction(1 / o.fma_per_s, 1 / o.dot_per_s, 1 / o.mixed_pairs_per_s);
+  o.measured = true;
+#else
+  (void)threads;
+  (void)seconds;
+#endif
+  return o;
 }
 
 const char* int8_dot_instruction() {

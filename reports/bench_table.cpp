@@ -32,6 +32,8 @@ struct Rates {
   std::vector<double> dram_bytes_per_s;
   double fma_flops_per_s = 0;  // best repetition
   double int8_ops_per_s = 0;   // best repetition
+  // fma_int8_overlap's shared fraction (fma_peak.h), one per repetition; none: taken as 0.
+  std::vector<double> fma_int8_shared;
 };
 
 // Measurements of the machine in the same run, beside the kernels, by thread count.
@@ -60,9 +62,12 @@ struct Machine {
   }
 };
 
-// An entry's roofline bound in seconds, max(bytes / bandwidth, fma_flops / FMA peak, int8_macs /
-// int8 peak) over the terms it has counters (and the run has rates at its thread count) for, and
-// which term binds; 0 when it has none.
+// An entry's roofline bound in seconds, max(bytes / bandwidth, arithmetic) over the terms it has
+// counters (and the run has rates at its thread count) for, and which term binds; 0 when it has
+// none. The arithmetic of an entry doing both kinds is max(f, i) + shared * min(f, i) with
+// f = fma_flops / FMA peak, i = int8_macs / int8 peak and shared the run's measured port sharing
+// (fma_peak.h; its median, 0 when not measured); "fma+int8" names it when the smaller kind adds
+// to it.
 struct Bound {
   double s = 0;
   const char* kind = "";
@@ -76,8 +81,14 @@ Bound roofline_bound(const Entry& e, const Machine& m) {
   };
   if (e.kv_bytes > 0 && !r->dram_bytes_per_s.empty())
     consider(e.kv_bytes / median(r->dram_bytes_per_s), "mem");
-  if (e.fma_flops > 0 && r->fma_flops_per_s > 0) consider(e.fma_flops / r->fma_flops_per_s, "fma");
-  if (e.int8_macs > 0 && r->int8_ops_per_s > 0) consider(e.int8_macs / r->int8_ops_per_s, "int8");
+  const double f = e.fma_flops > 0 && r->fma_flops_per_s > 0 ? e.fma_flops / r->fma_flops_per_s : 0;
+  const double i = e.int8_macs > 0 && r->int8_ops_per_s > 0 ? e.int8_macs / r->int8_ops_per_s : 0;
+  const double shared = r->fma_int8_shared.empty() ? 0 : median(r->fma_int8_shared);
+  const double added = shared * std::min(f, i);
+  if (added > 0)
+    consider(std::max(f, i) + added, "fma+int8");
+  else if (f > 0 || i > 0)
+    consider(std::max(f, i), f >= i ? "fma" : "int8");
   return b;
 }
 
@@ -131,6 +142,11 @@ std::vector<Entry> read_entries(const nlohmann::json& bench, const std::string& 
     if (p.size() == 3 && p[1] == "fma_peak") {
       double& best = machine->by_threads[threads].fma_flops_per_s;
       best = std::max(best, b.value("flops_per_s", 0.0));
+      continue;
+    }
+    if (p.size() == 3 && p[1] == "fma_int8_overlap") {
+      if (b.contains("shared") && b["shared"].is_number())
+        machine->by_threads[threads].fma_int8_shared.push_back(b["shared"].get<double>());
       continue;
     }
     if (p.size() == 3 && p[1] == "int8_peak") {
@@ -283,6 +299,8 @@ Table bench_table(const nlohmann::json& bench, const BenchTableOptions& opt) {
         add("f32 FMA " + format_number(r.fma_flops_per_s * 1e-9) + " GFLOP/s");
       if (r.int8_ops_per_s > 0)
         add("int8 dot " + format_number(r.int8_ops_per_s * 1e-9) + " G multiply-adds/s");
+      if (!r.fma_int8_shared.empty())
+        add("FMA and int8 ports shared " + format_number(median(r.fma_int8_shared)));
       rates += std::string(rates.empty() ? "" : "; ") +
                (threads > 0 ? std::to_string(threads) + " thread" + (threads > 1 ? "s" : "") + ": "
                             : "") +
@@ -291,11 +309,14 @@ Table bench_table(const nlohmann::json& bench, const BenchTableOptions& opt) {
     if (!machine.int8_instruction.empty()) rates += " (int8 via " + machine.int8_instruction + ")";
     t.footnotes.push_back(
         "<variant> / roofline: the median time over the variant's roofline bound, max(bytes / "
-        "read bandwidth, fma_flops / f32 FMA peak, int8_macs / int8 dot-product peak) over the "
-        "counters it reports, with the rates measured in the same run at the entry's thread "
-        "count (" +
+        "read bandwidth, arithmetic) over the counters it reports, where the arithmetic is "
+        "max(f, i) + shared × min(f, i) with f = fma_flops / f32 FMA peak, i = int8_macs / int8 "
+        "dot-product peak and shared the measured fraction of port sharing between the two (0: "
+        "separate ports, the larger term alone; 1: shared, the sum; 0 when not measured), with "
+        "the rates measured in the same run at the entry's thread count (" +
         rates +
-        "); the suffix names the binding term (mem, fma, int8). 1× is the bound itself. The "
+        "); the suffix names the binding term (mem, fma, int8, or fma+int8 when both kinds add "
+        "up). 1× is the bound itself. The "
         "bandwidth is a 1 GiB read's (memory, not cache): an entry whose data stays in cache "
         "between iterations can go below 1× mem.");
   }

@@ -31,11 +31,13 @@ struct BenchTableOptions {
 };
 
 // Every variant whose entries report what they cost (bytes or kv_bytes read, fma_flops, int8_macs)
-// also gets a roofline column: its median time over max(bytes / read bandwidth, fma_flops / FMA
-// peak, int8_macs / int8 dot-product peak), with the rates measured in the same run by entries
-// named <family>/dram_read/<bytes>, <family>/fma_peak/<any> (flops_per_s) and
-// <family>/int8_peak/<any> (ops_per_s, its label the instruction). A term whose counter or rate
-// is missing is left out of the max.
+// also gets a roofline column: its median time over max(bytes / read bandwidth, arithmetic), the
+// arithmetic max(f, i) + shared * min(f, i) with f = fma_flops / FMA peak, i = int8_macs / int8
+// dot-product peak and shared how much the two kinds compete for ports (kernels/fma_peak.h), with
+// the rates measured in the same run by entries named <family>/dram_read/<bytes>,
+// <family>/fma_peak/<any> (flops_per_s), <family>/int8_peak/<any> (ops_per_s, its label the
+// instruction) and <family>/fma_int8_overlap/<any> (shared; the median counts). A term whose
+// counter or rate is missing is left out; no overlap entry means shared = 0 (the larger term).
 // Throws std::invalid_argument naming the entry when the JSON is not Google Benchmark output or
 // holds no benchmark of the family.
 Table bench_table(const nlohmann::json& bench, const BenchTableOptions& opt = {});

@@ -12,7 +12,7 @@ filter=${3:-.}
 out=${KV_TABLE_JSON:-runs/kv_kernel_table.json}
 mkdir -p "$(dirname "$out")"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-"$build/bench/bench_kv_attention" --benchmark_filter="dram_read|fma_peak|int8_peak|$filter" \
+"$build/bench/bench_kv_attention" --benchmark_filter="dram_read|fma_peak|int8_peak|fma_int8_overlap|$filter" \
   --benchmark_repetitions="$reps" --benchmark_enable_random_interleaving=true \
   --benchmark_min_time=0.2 --benchmark_format=json --benchmark_out="$out" >/dev/null
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2

@@ -1,8 +1,9 @@
 // The machine's rates measured inside a benchmark run, for `accelbench bench-table`'s roofline
 // column: the read bandwidth of a 1 GiB buffer, the f32 FMA peak and the int8 dot-product peak of
-// the kernels' instruction sequence, on 1 and 2 threads, registered as
-// <family>/{dram_read,fma_peak,int8_peak}/t<threads> with a threads counter (bench-table bounds an
-// entry by the rates of its own thread count). Measures only; shared by the kernel benchmarks.
+// the kernels' instruction sequence, and whether those two share execution ports, on 1 and 2
+// threads, registered as <family>/{dram_read,fma_peak,int8_peak,fma_int8_overlap}/t<threads> with
+// a threads counter (bench-table bounds an entry by the rates of its own thread count). Measures
+// only; shared by the kernel benchmarks.
 #pragma once
 #include <benchmark/benchmark.h>
 #include <immintrin.h>
@@ -63,6 +64,19 @@ inline void int8_peak(benchmark::State& st, int threads) {
   st.SetLabel(int8_dot_instruction());
 }
 
+// Whether f32 FMAs and the int8 dot steps share execution ports (shared: 0 separate, 1 all
+// shared; fma_peak.h), for bounding a kernel that does both. Not registered where the build cannot
+// measure it (no AVX-512 VNNI): bench-table then bounds by the larger term alone.
+inline void fma_int8_overlap(benchmark::State& st, int threads) {
+  FmaInt8Overlap o;
+  for (auto _ : st) o = measure_fma_int8_overlap(threads, 0.3);
+  st.counters["shared"] = o.shared;
+  st.counters["fma_per_s"] = o.fma_per_s;
+  st.counters["dot_per_s"] = o.dot_per_s;
+  st.counters["mixed_pairs_per_s"] = o.mixed_pairs_per_s;
+  st.counters["threads"] = threads;
+}
+
 inline void register_machine_rates(const std::string& family) {
   for (int t : {1, 2}) {
     const std::string tail = "/t" + std::to_string(t);
@@ -77,6 +91,12 @@ inline void register_machine_rates(const std::string& family) {
         ->Iterations(1)
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
+#if defined(__AVX512F__) && defined(__AVX512VNNI__)  // where measure_fma_int8_overlap measures
+    benchmark::RegisterBenchmark((family + "/fma_int8_overlap" + tail).c_str(), fma_int8_overlap, t)
+        ->Iterations(1)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+#endif
   }
 }
 

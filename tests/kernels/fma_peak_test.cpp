@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace {
@@ -41,6 +42,45 @@ TEST(Int8DotPeak, MeasurementTakesRoughlyItsBudgetAndReportsAPlausibleRate) {
   EXPECT_STREQ(accel::int8_dot_instruction(), "vpdpbusd");
 #else
   EXPECT_STREQ(accel::int8_dot_instruction(), "vpmaddubsw");
+#endif
+}
+
+}  // namespace
+
+namespace {
+
+// The shared fraction on hand-worked times: separate ports (a pair costs the slower kind's time)
+// give 0, fully shared ones (the sum) 1, half the smaller kind's time on top 0.5; out-of-range
+// measurements clamp, and a missing time gives 0.
+TEST(FmaInt8Overlap, SharedFractionOnHandWorkedTimes) {
+  EXPECT_DOUBLE_EQ(accel::fma_int8_shared_fraction(1.0, 2.0, 2.0), 0.0);
+  EXPECT_DOUBLE_EQ(accel::fma_int8_shared_fraction(1.0, 2.0, 3.0), 1.0);
+  EXPECT_DOUBLE_EQ(accel::fma_int8_shared_fraction(2.0, 1.0, 2.5), 0.5);
+  EXPECT_DOUBLE_EQ(accel::fma_int8_shared_fraction(1.0, 1.0, 0.9), 0.0);  // noise below the max
+  EXPECT_DOUBLE_EQ(accel::fma_int8_shared_fraction(1.0, 1.0, 2.4), 1.0);  // noise above the sum
+  EXPECT_DOUBLE_EQ(accel::fma_int8_shared_fraction(0.0, 1.0, 1.0), 0.0);
+}
+
+// The probe runs in its budget and its three rates agree with the fraction it reports; AVX-512
+// VNNI builds measure it, others say they did not.
+TEST(FmaInt8Overlap, MeasurementIsConsistentWithItsRates) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const accel::FmaInt8Overlap o = accel::measure_fma_int8_overlap(1, 0.05);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(s, 20.0);
+#if defined(__AVX512F__) && defined(__AVX512VNNI__)
+  ASSERT_TRUE(o.measured);
+  EXPECT_GT(o.fma_per_s, 1e8);
+  EXPECT_GT(o.dot_per_s, 1e8);
+  // A pair takes at least as long as its slower instruction would (up to a noisy machine's 2x)
+  // and at most both plus the same allowance.
+  EXPECT_GT(o.mixed_pairs_per_s, 0.5 * std::min(o.fma_per_s, o.dot_per_s) / 2);
+  EXPECT_LT(o.mixed_pairs_per_s, 2.0 * std::min(o.fma_per_s, o.dot_per_s));
+  EXPECT_DOUBLE_EQ(o.shared, accel::fma_int8_shared_fraction(1 / o.fma_per_s, 1 / o.dot_per_s,
+                                                             1 / o.mixed_pairs_per_s));
+#else
+  EXPECT_FALSE(o.measured);
+  EXPECT_EQ(o.shared, 0.0);
 #endif
 }
 

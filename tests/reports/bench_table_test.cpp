@@ -151,6 +151,46 @@ TEST(BenchTable, RooflineUsesTheRatesOfTheEntrysThreadCount) {
   EXPECT_NEAR(t.rows[1][col].data["ratio"].get<double>(), 2.0, 1e-12);  // shape b, 2 threads
 }
 
+// A kernel doing both kinds of arithmetic, worked by hand: 4e4 fma_flops at 2e9 flop/s -> 20 us,
+// 4e4 int8 multiply-adds at 4e9/s -> 10 us. With the run's port sharing measured at 0.5 (median of
+// 0.2, 0.5, 0.9) the bound is 20 + 0.5 * 10 = 25 us, and the 50 us kernel is 2.0x "fma+int8";
+// without an overlap entry the larger term alone binds: 20 us, 2.5x fma.
+TEST(BenchTable, RooflineAddsTheSharedPartOfTheSmallerArithmeticTerm) {
+  const auto run = [](bool with_overlap) {
+    json b = json::array();
+    json e = entry("k/mixed/a/64", 50.0);
+    e["fma_flops"] = 4e4;
+    e["int8_macs"] = 4e4;
+    b.push_back(e);
+    json fma = entry("k/fma_peak/t0", 300.0, "ms");
+    fma["flops_per_s"] = 2e9;
+    b.push_back(fma);
+    json int8 = entry("k/int8_peak/t0", 300.0, "ms");
+    int8["ops_per_s"] = 4e9;
+    b.push_back(int8);
+    if (with_overlap)
+      for (double shared : {0.2, 0.9, 0.5}) {
+        json o = entry("k/fma_int8_overlap/t0", 900.0, "ms");
+        o["shared"] = shared;
+        b.push_back(o);
+      }
+    accel::reports::BenchTableOptions opt;
+    opt.family = "k";
+    opt.reference = "mixed";
+    return accel::reports::bench_table(json{{"benchmarks", b}}, opt);
+  };
+  for (bool with_overlap : {true, false}) {
+    const auto t = run(with_overlap);
+    ASSERT_EQ(t.rows.size(), 1u);
+    size_t col = 0;
+    while (t.columns[col].key != "mixed_roofline") ++col;
+    const auto& cell = t.rows[0][col];
+    EXPECT_NEAR(cell.data["ratio"].get<double>(), with_overlap ? 2.0 : 2.5, 1e-12);
+    EXPECT_EQ(cell.data["bound"], with_overlap ? "fma+int8" : "fma");
+    EXPECT_EQ(t.columns.size(), 4u) << "the overlap entries are machine rates, not a variant";
+  }
+}
+
 TEST(BenchTable, RefusesInputThatIsNotBenchmarkOutputNamingTheProblem) {
   EXPECT_THROW(accel::reports::bench_table(json{{"x", 1}}), std::invalid_argument);
   EXPECT_THROW(accel::reports::bench_table(json{{"benchmarks", json::array()}}),
