@@ -1,8 +1,8 @@
 // Measures the machine's compute peaks with register-only kernels: the FP32 FMA peak (GFLOP/s),
 // the u8 x s8 integer dot-product peak of the instruction sequence the quantized kernels use, and
-// how much the two compete for execution ports, so benchmarks and the harness can express kernel throughput as a fraction of peak (the roofline
-// bounds of reports/bench_table.h). Must not touch memory in the timed loops or depend on anything
-// else in the engine.
+// how much the two compete for execution ports, so benchmarks and the harness can express kernel
+// throughput as a fraction of peak (the roofline bounds of reports/bench_table.h). Must not touch
+// memory in the timed loops or depend on anything else in the engine.
 #pragma once
 
 namespace accel {
