@@ -49,7 +49,7 @@ inline vmask mask_bits(uint32_t bits) {
 // Byte 4k + r of a 64-byte register holding four 16-byte rows (row r at bytes 16r..16r+15) is
 // row r's byte k after _mm512_permutexvar_epi8 with this index: each 32-bit lane then holds byte k
 // of the four rows, the operand shape of vpdpbusd. The int4 kernel's key-block rows (one element
-// of 32 keys) and the pv8 path's value records (four keys' group codes) are both read this way.
+// of 32 keys) are read this way (int4 value blocks are stored in that shape, kv_quant.h).
 alignas(64) inline constexpr uint8_t kQuadIndex[64] = {
     0,  16, 32, 48, 1,  17, 33, 49, 2,  18, 34, 50, 3,  19, 35, 51, 4,  20, 36, 52, 5,  21,
     37, 53, 6,  22, 38, 54, 7,  23, 39, 55, 8,  24, 40, 56, 9,  25, 41, 57, 10, 26, 42, 58,

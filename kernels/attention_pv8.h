@@ -1,8 +1,8 @@
 // The int4 cache's P.V with 8-bit probabilities (QuantPV::Int8, attention_quant.h), for
-// attention_quant.cpp only: a block's value codes transposed into key quads, its scales and zeros
-// gathered, and per head and value group the weights p * s rounded to u8 codes and dotted with the
-// int4 codes in exact integers. Must not change an operation or its order: these sequences define
-// the kernel's bits (the header of attention_quant.h states them).
+// attention_quant.cpp only: a value block's (kv_quant.h) codes split into nibbles and its scales
+// and zeros read in lanes over keys, and per head and value group the weights p * s rounded to u8
+// codes and dotted with the int4 codes in exact integers. Must not change an operation or its
+// order: these sequences define the kernel's bits (the header of attention_quant.h states them).
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -31,7 +31,7 @@ constexpr int kQuads = kBlk / 4;  // key quads per block: one 32-bit lane holds 
 constexpr int kMaxGroups = 8;     // value groups of 32 elements at head_dim 256
 
 // One block's values, shared by the heads of a kv group. codes[g][u][half] holds, at byte 4k + r,
-// the low (half 0) or high (half 1) nibble of byte k of group g in the record of key 4u + r: lane
+// the low (half 0) or high (half 1) nibble of byte k of group g of key 4u + r's record: lane
 // k of a vector over it is the quad of keys 4u..4u+3 of element 2k (+1), so the integer dots land
 // in the exact kernel's lane order. ratio is s / sigma (sigma: the block's largest scale of the
 // group over visible keys), zero is z; both 0 for a key the query does not see.
@@ -66,6 +66,22 @@ inline vi load_bytes(const uint8_t* p) {
 #endif
 }
 
+// W fp16 values as floats, lane i taken where bit i of `bits` is set and 0 elsewhere (masked-off
+// lanes are not read).
+inline vf from_f16_masked(const uint16_t* p, uint32_t bits) {
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+  return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(__mmask16(bits & 0xffffu), p));
+#else
+  alignas(32) uint16_t h[W];
+  for (int i = 0; i < W; ++i) h[i] = (bits >> i & 1u) ? p[i] : 0;
+#if defined(__AVX512F__)
+  return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(h)));
+#else
+  return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h)));
+#endif
+#endif
+}
+
 inline vf to_float(vi x) {
 #if defined(__AVX512F__)
   return _mm512_cvtepi32_ps(x);
@@ -74,96 +90,41 @@ inline vf to_float(vi x) {
 #endif
 }
 
-// Quads of keys 4u..4u+3 of group g: four records' 16 code bytes interleaved byte by byte (so
-// byte 4k + r is record r's byte k), split into nibbles. With AVX-512 VBMI the four rows go into
-// one register and one byte permutation interleaves them (10 instructions where the SSE2 unpacks
-// below take 32: loading a value block, these transposes and the parameter gathers, was ~30% of
-// the pv8 kernel at the seed shape with parts switched off one at a time, 2026-11-29, Zen 5; this
-// took a few percent off the kernel, near the noise). SSE2 unpacks serve every other build. The
-// same bytes either way.
-inline void transpose_quad(const uint8_t* const* rec, int g, uint8_t (*out)[64]) {
-#if defined(__AVX512VBMI__)
-  const auto row = [&](int i) {
-    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(rec[i] + g * 16));
-  };
-  __m512i x = _mm512_castsi128_si512(row(0));
-  x = _mm512_inserti32x4(x, row(1), 1);
-  x = _mm512_inserti32x4(x, row(2), 2);
-  x = _mm512_inserti32x4(x, row(3), 3);
-  const __m512i p = _mm512_permutexvar_epi8(_mm512_load_si512(attention_block::kQuadIndex), x);
-  const __m512i low4 = _mm512_set1_epi8(15);
-  _mm512_store_si512(out[0], _mm512_and_si512(p, low4));
-  _mm512_store_si512(out[1], _mm512_and_si512(_mm512_srli_epi16(p, 4), low4));
-#else
-  __m128i r[4];
-  for (int i = 0; i < 4; ++i)
-    r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rec[i] + g * 16));
-  const __m128i a = _mm_unpacklo_epi8(r[0], r[1]), b = _mm_unpacklo_epi8(r[2], r[3]);
-  const __m128i c = _mm_unpackhi_epi8(r[0], r[1]), d = _mm_unpackhi_epi8(r[2], r[3]);
-  const __m128i q[4] = {_mm_unpacklo_epi16(a, b), _mm_unpackhi_epi16(a, b),
-                        _mm_unpacklo_epi16(c, d), _mm_unpackhi_epi16(c, d)};
-  const __m128i low4 = _mm_set1_epi8(15);
-  for (int i = 0; i < 4; ++i) {
-    _mm_store_si128(reinterpret_cast<__m128i*>(out[0] + 16 * i), _mm_and_si128(q[i], low4));
-    _mm_store_si128(reinterpret_cast<__m128i*>(out[1] + 16 * i),
-                    _mm_and_si128(_mm_srli_epi16(q[i], 4), low4));
-  }
-#endif
-}
-
-// The fp16 parameters 2k and 2k + 1 (dword k of the records' parameter area) of the W keys
-// t0..t0+W-1 whose bit is set in `bits` (0 for the others), as floats.
-inline void gather_params(const uint8_t* params, size_t rec, int t0, uint32_t bits, int k, vf& even,
-                          vf& odd) {
-#if defined(__AVX512F__)
-  const __m512i idx = _mm512_mullo_epi32(
-      _mm512_add_epi32(_mm512_set1_epi32(t0),
-                       _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)),
-      _mm512_set1_epi32(int(rec)));
-  const __m512i x = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), __mmask16(bits & 0xffffu),
-                                                idx, params + 4 * k, 1);
-  even = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(x));
-  odd = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(x, 16)));
-#else
-  const __m256i idx = _mm256_mullo_epi32(
-      _mm256_add_epi32(_mm256_set1_epi32(t0), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)),
-      _mm256_set1_epi32(int(rec)));
-  const __m256i lane = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-  const __m256i m =
-      _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(int(bits & 0xffu)), lane), lane);
-  const __m256i x = _mm256_mask_i32gather_epi32(
-      _mm256_setzero_si256(), reinterpret_cast<const int*>(params + 4 * k), idx, m, 1);
-  const __m256i lo = _mm256_and_si256(x, _mm256_set1_epi32(0xffff));
-  const __m256i hi = _mm256_srli_epi32(x, 16);
-  even = _mm256_cvtph_ps(
-      _mm_packus_epi32(_mm256_castsi256_si128(lo), _mm256_extracti128_si256(lo, 1)));
-  odd = _mm256_cvtph_ps(
-      _mm_packus_epi32(_mm256_castsi256_si128(hi), _mm256_extracti128_si256(hi, 1)));
-#endif
-}
-
-// Fills vb from the records of keys j0..j0+nb-1 (record of key j0 at vrec, `rec` bytes apart);
-// bit t of `bits` (t < nb) marks a key the query sees. Keys at or past nb are never read.
-inline void load_value_block(const uint8_t* vrec, size_t rec, int D, int nb, uint32_t bits,
-                             ValueBlock& vb) {
+// Fills vb from an int4 value block (kv_quant.h) of the keys j0..j0+31; bit t of `bits` marks a key
+// the query sees (its parameters are read; the others' ratio and zero are 0, so their codes, which
+// may be any bytes past the cache's end, weigh 0). The block already holds each quad's codes
+// interleaved as the dots take them: a line is split into its low and high nibbles (the records'
+// layout took a byte transposition per four records and two gathers per group and 16 keys, ~30%
+// of the pv8 kernel at the seed shape, 2026-11-29).
+inline void load_value_block(const uint8_t* vblock, int D, uint32_t bits, ValueBlock& vb) {
   const int groups = D / kKVQuantGroup;
-  alignas(64) static constexpr uint8_t kZeroCodes[128] = {};
-  const uint8_t* recs[kBlk];
-  for (int t = 0; t < kBlk; ++t) recs[t] = t < nb ? vrec + size_t(t) * rec : kZeroCodes;
   for (int g = 0; g < groups; ++g)
-    for (int u = 0; u < kQuads; ++u) transpose_quad(recs + 4 * u, g, vb.codes[g][u]);
-  // The parameter area holds `groups` scales then `groups` zeros: 2 * groups halves, i.e.
-  // `groups` dwords; half p is group p's scale for p < groups, else group p - groups's zero.
-  const uint8_t* params = vrec + D / 2;
-  for (int k = 0; k < groups; ++k)
-    for (int r = 0; r < kBV; ++r) {
-      vf x[2];
-      gather_params(params, rec, r * W, bits >> (r * W), k, x[0], x[1]);
-      for (int e = 0; e < 2; ++e) {
-        const int p = 2 * k + e;
-        float* dst = p < groups ? vb.ratio[p] : vb.zero[p - groups];
-        store(dst + r * W, x[e]);
+    for (int u = 0; u < kQuads; ++u) {
+      const uint8_t* line = vblock + size_t(g) * 512 + size_t(u) * 64;
+#if defined(__AVX512F__)
+      const __m512i x = _mm512_loadu_si512(line);
+      const __m512i low4 = _mm512_set1_epi8(15);
+      _mm512_store_si512(vb.codes[g][u][0], _mm512_and_si512(x, low4));
+      _mm512_store_si512(vb.codes[g][u][1], _mm512_and_si512(_mm512_srli_epi16(x, 4), low4));
+#else
+      const __m256i low4 = _mm256_set1_epi8(15);
+      for (int h = 0; h < 2; ++h) {
+        const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(line + 32 * h));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(vb.codes[g][u][0] + 32 * h),
+                           _mm256_and_si256(x, low4));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(vb.codes[g][u][1] + 32 * h),
+                           _mm256_and_si256(_mm256_srli_epi16(x, 4), low4));
       }
+#endif
+    }
+  // The parameters: scales [groups][32 keys] then zeros likewise, fp16, lanes over keys.
+  const uint16_t* scales = reinterpret_cast<const uint16_t*>(vblock + size_t(D) * 16);
+  const uint16_t* zeros = scales + size_t(groups) * kBlk;
+  for (int g = 0; g < groups; ++g)
+    for (int r = 0; r < kBV; ++r) {
+      const uint32_t m = bits >> (r * W);
+      store(vb.ratio[g] + r * W, from_f16_masked(scales + g * kBlk + r * W, m));
+      store(vb.zero[g] + r * W, from_f16_masked(zeros + g * kBlk + r * W, m));
     }
   for (int g = 0; g < groups; ++g) {
     vf m = zero();

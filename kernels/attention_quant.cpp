@@ -10,9 +10,9 @@
 // query rounded to int8 the per-group dot is an exact integer, 4 elements per vpdpbusd (the float
 // path it replaced spent 9 vector operations per key element and 32 keys on dequantizing, against
 // 2 FMAs per query head).
-// A block's value records are dequantized into a 32 x head_dim f32 tile that stays in L1 (16 KB at
-// head_dim 128). Hand-written with the simd.h layer because the reduction order is part of the
-// result and the loop is the whole cost of long-context decode.
+// A block's values (an int4 value block, or 32 q8_0 records) are dequantized into a 32 x head_dim
+// f32 tile that stays in L1 (16 KB at head_dim 128). Hand-written with the simd.h layer because the
+// reduction order is part of the result and the loop is the whole cost of long-context decode.
 #include "kernels/attention_quant.h"
 
 #include <algorithm>
@@ -78,46 +78,84 @@ inline void nibbles(const uint8_t* p, vf& lo, vf& hi) {
 }
 #endif
 
-// One record's values in tile lane order; the values are kv_dequantize_head's, bit for bit.
-// With AVX-512 a group's 16 possible values (k - z) * s are computed once, by the same two
-// operations, and the codes index them (vpermps reads the low 4 bits of each byte, so the low
-// nibble needs no mask).
-template <int D>
-inline void dequant_int4(const uint8_t* rec, float* t) {
-  constexpr int kGroups = D / kKVQuantGroup;
-  const uint8_t* sc = rec + D / 2;
-  [[maybe_unused]] const uint8_t* zc = sc + 2 * kGroups;  // the AVX-512 BW path loads it with sc
-#if defined(__AVX512BW__) && defined(__AVX512VL__)
-  // Every scale and zero of the record in one masked load and one conversion (exact, as
-  // half_to_float): lanes [0, groups) the scales, [groups, 2 groups) the zeros. The mask keeps the
-  // load inside the record.
-  const vf par =
-      _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(__mmask16((1u << (2 * kGroups)) - 1u), sc));
-#endif
-  for (int g = 0; g < kGroups; ++g) {
-#if defined(__AVX512BW__) && defined(__AVX512VL__)
-    const vf s = _mm512_permutexvar_ps(_mm512_set1_epi32(g), par);
-    const vf z = _mm512_permutexvar_ps(_mm512_set1_epi32(kGroups + g), par);
+// Group g's code bytes of the four tokens of quad u of an int4 value block (kv_quant.h: token
+// 4u + r's byte k at 4k + r of the quad's line), token r's 16 bytes in out[r]. With AVX-512 VBMI
+// one byte permutation of the line; otherwise SSSE3 byte shuffles gather each 16-byte lane's bytes
+// by token (lane L holds bytes 4L..4L+3 of each), then a 4 x 4 transposition of dwords.
+inline void vblock_quad_codes(const uint8_t* vblock, int g, int u, __m128i* out) {
+  const uint8_t* line = vblock + size_t(g) * 512 + size_t(u) * 64;
+#if defined(__AVX512VBMI__)
+  // Byte 16r + k of the result = byte 4k + r of the line.
+  alignas(64) static constexpr uint8_t kByToken[64] = {
+      0,  4,  8,  12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 1,  5,  9,  13, 17, 21,
+      25, 29, 33, 37, 41, 45, 49, 53, 57, 61, 2,  6,  10, 14, 18, 22, 26, 30, 34, 38, 42, 46,
+      50, 54, 58, 62, 3,  7,  11, 15, 19, 23, 27, 31, 35, 39, 43, 47, 51, 55, 59, 63};
+  const __m512i x = _mm512_permutexvar_epi8(_mm512_load_si512(kByToken), _mm512_loadu_si512(line));
+  out[0] = _mm512_castsi512_si128(x);
+  out[1] = _mm512_extracti32x4_epi32(x, 1);
+  out[2] = _mm512_extracti32x4_epi32(x, 2);
+  out[3] = _mm512_extracti32x4_epi32(x, 3);
 #else
-    const vf s = set1(half_to_float(sc + 2 * g)), z = set1(half_to_float(zc + 2 * g));
+  const __m128i by_token = _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  __m128i d[4];
+  for (int L = 0; L < 4; ++L)
+    d[L] = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(line + 16 * L)),
+                            by_token);
+  const __m128i a = _mm_unpacklo_epi32(d[0], d[1]), b = _mm_unpacklo_epi32(d[2], d[3]);
+  const __m128i c = _mm_unpackhi_epi32(d[0], d[1]), e = _mm_unpackhi_epi32(d[2], d[3]);
+  out[0] = _mm_unpacklo_epi64(a, b);
+  out[1] = _mm_unpackhi_epi64(a, b);
+  out[2] = _mm_unpacklo_epi64(c, e);
+  out[3] = _mm_unpackhi_epi64(c, e);
 #endif
+}
+
+// One group's 32 values of a token in tile lane order from its 16 code bytes and its scale s and
+// zero z (as floats at sp, zp); the values are kv_dequantize_head's, bit for bit. With AVX-512 the
+// group's 16 possible values (k - z) * s are computed once, by the same two operations, and the
+// codes index them (vpermps reads the low 4 bits of each byte, so the low nibble needs no mask).
+inline void dequant_int4_group(__m128i codes, const float* sp, const float* zp, float* t) {
+  const vf sv = bcast(sp), zv = bcast(zp);
 #if defined(__AVX512F__)
-    const vf lut =
-        mul(sub(_mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), z), s);
-    const __m512i b = _mm512_cvtepu8_epi32(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(rec + g * (kKVQuantGroup / 2))));
-    store(t + g * kKVQuantGroup, _mm512_permutexvar_ps(b, lut));
-    store(t + g * kKVQuantGroup + W, _mm512_permutexvar_ps(_mm512_srli_epi32(b, 4), lut));
+  const vf lut =
+      mul(sub(_mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), zv), sv);
+  const __m512i b = _mm512_cvtepu8_epi32(codes);
+  store(t, _mm512_permutexvar_ps(b, lut));
+  store(t + W, _mm512_permutexvar_ps(_mm512_srli_epi32(b, 4), lut));
 #else
-    for (int h = 0; h < kKVQuantGroup / (2 * W); ++h) {
-      vf lo, hi;
-      nibbles(rec + g * (kKVQuantGroup / 2) + h * W, lo, hi);
-      float* dst = t + g * kKVQuantGroup + h * 2 * W;
-      store(dst, mul(sub(lo, z), s));
-      store(dst + W, mul(sub(hi, z), s));
-    }
-#endif
+  alignas(16) uint8_t bytes[16];
+  _mm_store_si128(reinterpret_cast<__m128i*>(bytes), codes);
+  for (int h = 0; h < kKVQuantGroup / (2 * W); ++h) {
+    vf lo, hi;
+    nibbles(bytes + h * W, lo, hi);
+    store(t + h * 2 * W, mul(sub(lo, zv), sv));
+    store(t + h * 2 * W + W, mul(sub(hi, zv), sv));
   }
+#endif
+}
+
+// The visible tokens (bit t of `bits`) of an int4 value block into tile rows t (D floats each, lane
+// order). The block's scales and zeros are converted once, a vector of keys at a time (exact, as
+// half_to_float), into `params` (2 * D floats). A quad with no visible token is skipped; in the
+// others every token is dequantized (a row nobody sees is never read: the P.V skips it).
+template <int D>
+inline void dequant_int4_block(const uint8_t* vblock, uint32_t bits, float* params, float* tile) {
+  constexpr int kGroups = D / kKVQuantGroup;
+  // [scales, zeros][group][token] fp16 after the codes, floats in params in the same order.
+  const auto* ph = reinterpret_cast<const uint16_t*>(vblock + size_t(D) * 16);
+  for (int i = 0; i < 2 * kGroups * kKBlockTokens; i += W) store(params + i, from_f16(ph + i));
+  const float* zf = params + kGroups * kKBlockTokens;
+  for (int g = 0; g < kGroups; ++g)  // the block's lines in address order
+    for (int u = 0; u < kKBlockTokens / 4; ++u) {
+      if (!(bits >> (4 * u) & 15u)) continue;
+      __m128i codes[4];
+      vblock_quad_codes(vblock, g, u, codes);
+      for (int r = 0; r < 4; ++r) {
+        const int p = g * kKBlockTokens + 4 * u + r;
+        dequant_int4_group(codes[r], params + p, zf + p,
+                           tile + size_t(4 * u + r) * D + g * kKVQuantGroup);
+      }
+    }
 }
 
 // q8_0 values are in element order in both the tile and the rows: one definition for both.
@@ -136,12 +174,19 @@ inline void dequant_q8(const uint8_t* rec, float* t) {
   dequant_q8_natural(rec, D, t);
 }
 
+// The visible tokens (bit t of `bits`, t < nb) of the block of values starting at `values` (int4:
+// a value block; q8_0: 32 records) into tile rows t.
 template <KVQuant F, int D>
-inline void dequant_record(const uint8_t* rec, float* t) {
-  if constexpr (F == KVQuant::Int4)
-    dequant_int4<D>(rec, t);
-  else
-    dequant_q8<D>(rec, t);
+inline void dequant_values(const uint8_t* values, size_t rec, int nb, uint32_t bits, float* params,
+                           float* tile) {
+  if constexpr (F == KVQuant::Int4) {
+    (void)nb;  // bits has no bit at or past nb
+    dequant_int4_block<D>(values, bits, params, tile);
+  } else {
+    (void)params;
+    for (int t = 0; t < nb; ++t)
+      if (bits >> t & 1u) dequant_q8<D>(values + size_t(t) * rec, tile + size_t(t) * D);
+  }
 }
 
 // The same values in element order (for the dequantize-then-attend path): the lane-order vectors
@@ -279,13 +324,15 @@ void quantize_queries(const float* q, int heads, int D, QuantQueries& out, size_
 
 struct Scratch {
   AlignedFloats vt, p, alpha;
-  QuantQueries q;  // the item's G heads (when they are not rounded ahead of the items)
+  AlignedFloats vparams;  // int4: a value block's scales and zeros as floats
+  QuantQueries q;         // the item's G heads (when they are not rounded ahead of the items)
   std::unique_ptr<attention_pv8::ValueBlock> vb;  // QuantPV::Int8: the block's value codes
   int D = 0, G = 0;                               // the shape it was fitted to
   void fit(const Problem& pr) {
     if (pr.pv8 && !vb) vb = std::make_unique<attention_pv8::ValueBlock>();
     if (D == pr.D && G == pr.G) return;
     vt.assign(size_t(kBlk) * size_t(pr.D));
+    vparams.assign(size_t(2) * size_t(pr.D));
     p.assign(size_t(pr.G) * kBlk);
     alpha.assign(size_t(pr.G));
     q.fit(size_t(pr.G), pr.D);
@@ -486,13 +533,13 @@ void scores_dispatch(int hn, const QueryView& q, const uint8_t* block, vf (*s)[k
   ACCEL_FAIL("%d heads per pass (1..%d instantiated)", hn, kHeadsPerPass);
 }
 
-// The next block's key block and value records, a cache line at a time: the work per block is
+// The next block's key block and values, a cache line at a time: the work per block is
 // long enough (G heads of scores, softmax and P.V) for them to arrive before they are needed,
 // which the hardware prefetcher alone did not achieve (profile: loads of the block's first key
 // codes, scales and value scales were the hottest instructions).
-inline void prefetch_block(const uint8_t* kblock, const uint8_t* vrec, const Problem& pr) {
+inline void prefetch_block(const uint8_t* kblock, const uint8_t* values, const Problem& pr) {
   for (size_t b = 0; b < pr.kblock; b += 64) prefetch(kblock + b);
-  for (size_t b = 0; b < size_t(kBlk) * pr.rec; b += 64) prefetch(vrec + b);
+  for (size_t b = 0; b < size_t(kBlk) * pr.rec; b += 64) prefetch(values + b);
 }
 
 template <KVQuant F, int NV>
@@ -507,6 +554,8 @@ void run_chunk_nv(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, fl
   }
   const int32_t qp = pr.q_pos[i], ql = attention_window_lo(qp, pr.window);
   const uint8_t* kbase = pr.kv.k + size_t(g) * pr.kv.k_head_stride;
+  // The values of keys j0..j0+31 (j0 a multiple of 32: a value block, or 32 records) start at
+  // vbase + j0 * rec either way (QuantKV).
   const uint8_t* vbase = pr.kv.v + size_t(g) * pr.kv.v_head_stride;
   const size_t j_end = std::min(pr.n_kv, (ch + 1) * pr.chunk);
   for (size_t j0 = ch * pr.chunk; j0 < j_end; j0 += kBlk) {
@@ -525,16 +574,14 @@ void run_chunk_nv(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, fl
     }
     if constexpr (F == KVQuant::Int4) {
       if (pr.pv8) {
-        attention_pv8::load_value_block(vbase + j0 * pr.rec, pr.rec, D, nb, bits, *sc.vb);
+        attention_pv8::load_value_block(vbase + j0 * pr.rec, D, bits, *sc.vb);
         for (int h = 0; h < pr.G; ++h)
           attention_pv8::pv8_head<NV>(part + size_t(h) * stride + kPartO, alpha[h],
                                       &sc.p[size_t(h) * kBlk], *sc.vb);
         continue;
       }
     }
-    for (int t = 0; t < nb; ++t)
-      if (bits >> t & 1u)
-        dequant_record<F, D>(vbase + (j0 + size_t(t)) * pr.rec, &sc.vt[size_t(t) * D]);
+    dequant_values<F, D>(vbase + j0 * pr.rec, pr.rec, nb, bits, sc.vparams.data(), sc.vt.data());
     pv_heads<NV, pv_heads_per_pass<NV>()>(pr.G, part, stride, kPartO, alpha, sc.p.data(), bits,
                                           sc.vt.data());
   }
@@ -741,18 +788,25 @@ void dequantize_record_rows(KVQuant f, int n_kv_heads, int head_dim, const uint8
 
 void dequantize_kv_rows(const QuantKV& kv, int n_kv_heads, int head_dim, size_t j0, size_t n,
                         float* k_out, float* v_out, size_t ld) {
-  dequantize_record_rows(kv.format, n_kv_heads, head_dim, kv.v, kv.v_head_stride, j0, n, v_out, ld);
+  const bool vblocks = kv.format == KVQuant::Int4;  // int4 values are value blocks
+  if (!vblocks)
+    dequantize_record_rows(kv.format, n_kv_heads, head_dim, kv.v, kv.v_head_stride, j0, n, v_out,
+                           ld);
   const size_t kbb = kv_quant_kblock_bytes(kv.format, head_dim);
   parallel_ranges(n, double(n) * n_kv_heads * head_dim * 8.0, [&](size_t b, size_t e, int) {
     std::vector<uint8_t> rec(kv_quant_record_bytes(kv.format, head_dim));
     for (size_t j = b; j < e; ++j)
       for (int g = 0; g < n_kv_heads; ++g) {
-        const size_t t = j0 + j;
-        kblock_get(kv.format, head_dim,
-                   kv.k + size_t(g) * kv.k_head_stride + t / kKBlockTokens * kbb,
-                   int(t % kKBlockTokens), rec.data());
-        kv_dequantize_head(kv.format, rec.data(), head_dim,
-                           k_out + j * ld + size_t(g) * size_t(head_dim));
+        const size_t t = j0 + j, blk = t / kKBlockTokens * kbb;
+        const int slot = int(t % kKBlockTokens);
+        const size_t col = j * ld + size_t(g) * size_t(head_dim);
+        kblock_get(kv.format, head_dim, kv.k + size_t(g) * kv.k_head_stride + blk, slot,
+                   rec.data());
+        kv_dequantize_head(kv.format, rec.data(), head_dim, k_out + col);
+        if (!vblocks) continue;
+        vblock_get(kv.format, head_dim, kv.v + size_t(g) * kv.v_head_stride + blk, slot,
+                   rec.data());
+        kv_dequantize_head(kv.format, rec.data(), head_dim, v_out + col);
       }
   });
 }

@@ -33,8 +33,11 @@ namespace accel {
 constexpr size_t kSplitKChunk = 512;
 
 // Quantized K and V, head-major. Keys are key blocks (kv_quant.h): block b of kv head g at
-// k + g * k_head_stride + b * kv_quant_kblock_bytes(format, head_dim). Values are records: entry j
-// of kv head g at v + g * v_head_stride + j * kv_quant_record_bytes(format, head_dim).
+// k + g * k_head_stride + b * kv_quant_kblock_bytes(format, head_dim). int4 values are value
+// blocks (kv_quant.h), placed like the key blocks from v + g * v_head_stride; q8_0 values are
+// records: entry j of kv head g at v + g * v_head_stride + j * kv_quant_record_bytes(format,
+// head_dim). Either way entry j's bytes start at j * record bytes within the head when j is a
+// multiple of 32.
 struct QuantKV {
   KVQuant format = KVQuant::Int4;
   const uint8_t* k = nullptr;

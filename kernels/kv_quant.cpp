@@ -163,4 +163,45 @@ void kblock_get(KVQuant f, int D, const uint8_t* block, int t, uint8_t* record) 
   }
 }
 
+size_t kv_quant_vhead_bytes(KVQuant f, int head_dim, size_t capacity) {
+  return f == KVQuant::Int4 ? kv_quant_khead_bytes(f, head_dim, capacity)
+                            : capacity * kv_quant_record_bytes(f, head_dim);
+}
+
+namespace {
+
+// Byte of an int4 value block holding code byte k (elements 2k, 2k + 1) of group g of token t.
+size_t vblock_code_offset(int g, int k, int t) {
+  return size_t(g) * 512 + size_t(t / 4) * 64 + size_t(k) * 4 + size_t(t % 4);
+}
+
+void check_vblock(KVQuant f, int t) {
+  ACCEL_CHECK(f == KVQuant::Int4, "value blocks are an int4 layout; q8_0 values stay records");
+  ACCEL_CHECK(t >= 0 && t < kKBlockTokens, "token %d of a %d-token value block", t, kKBlockTokens);
+}
+
+}  // namespace
+
+void vblock_put(KVQuant f, int D, const uint8_t* record, uint8_t* block, int t) {
+  check_vblock(f, t);
+  const int groups = D / kKVQuantGroup;
+  for (int g = 0; g < groups; ++g) {
+    for (int k = 0; k < kKVQuantGroup / 2; ++k)
+      block[vblock_code_offset(g, k, t)] = record[g * (kKVQuantGroup / 2) + k];
+    std::memcpy(block + kblock_param_offset(f, D, g, t, 0), record + D / 2 + 2 * g, 2);
+    std::memcpy(block + kblock_param_offset(f, D, g, t, 1), record + D / 2 + 2 * groups + 2 * g, 2);
+  }
+}
+
+void vblock_get(KVQuant f, int D, const uint8_t* block, int t, uint8_t* record) {
+  check_vblock(f, t);
+  const int groups = D / kKVQuantGroup;
+  for (int g = 0; g < groups; ++g) {
+    for (int k = 0; k < kKVQuantGroup / 2; ++k)
+      record[g * (kKVQuantGroup / 2) + k] = block[vblock_code_offset(g, k, t)];
+    std::memcpy(record + D / 2 + 2 * g, block + kblock_param_offset(f, D, g, t, 0), 2);
+    std::memcpy(record + D / 2 + 2 * groups + 2 * g, block + kblock_param_offset(f, D, g, t, 1), 2);
+  }
+}
+
 }  // namespace accel

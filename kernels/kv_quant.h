@@ -53,4 +53,18 @@ size_t kv_quant_khead_bytes(KVQuant f, int head_dim, size_t capacity);
 void kblock_put(KVQuant f, int head_dim, const uint8_t* record, uint8_t* block, int t);
 void kblock_get(KVQuant f, int head_dim, const uint8_t* block, int t, uint8_t* record);
 
+// Value blocks (int4 only; q8_0 values stay records): the records of kKBlockTokens consecutive
+// tokens of one head, rearranged (same bytes, same values) so that one 64-byte line holds a key
+// quad's codes of a group interleaved, which the 8-bit P.V (attention_pv8.h) dots with its u8
+// weights as loaded, and the parameters lie in lanes over keys. Layout of a block:
+//   per group g of 32 elements, 8 quads of 64 bytes: byte 4k + r of quad u = record byte k of
+//   group g (element 2k in the low nibble, 2k + 1 in the high one) of token 4u + r;
+//   then the scales [D/32 groups][32 tokens] fp16, then the zeros likewise (as in a key block).
+// A block takes exactly kKBlockTokens records' bytes (kv_quant_kblock_bytes).
+void vblock_put(KVQuant f, int head_dim, const uint8_t* record, uint8_t* block, int t);
+void vblock_get(KVQuant f, int head_dim, const uint8_t* block, int t, uint8_t* record);
+// Bytes one head's values take for `capacity` tokens: whole value blocks for int4, records for
+// q8_0.
+size_t kv_quant_vhead_bytes(KVQuant f, int head_dim, size_t capacity);
+
 }  // namespace accel

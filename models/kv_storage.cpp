@@ -1,6 +1,7 @@
 // The storage types and their registry (see kv_storage.h). Dense types (f32, f16) attend with
 // the engine's batch-invariant attention kernel, f16 rows widened inside it; quantized types
-// (int4, q8_0) keep records (kernels/kv_quant.h) and attend with the fused kernel
+// (int4, q8_0) keep key blocks and value blocks or records (kernels/kv_quant.h) and attend with
+// the fused kernel
 // (kernels/attention_quant.h) where their placement policy says so.
 #include "models/kv_storage.h"
 #include "models/kv_storage_kivi.h"
@@ -85,8 +86,8 @@ using F16Storage = DenseStorage<uint16_t, KVDType::F16, KVFormat::F16>;
 // are batched (SpecPrefill, PLD stay batch-invariant).
 enum class QuantPlacement { Seed, Uniform };
 
-// Head-major per layer: keys as key blocks [kv head][capacity / 32][block], values as records
-// [kv head][capacity][record] (kernels/kv_quant.h).
+// Head-major per layer: keys as key blocks [kv head][capacity / 32][block], values as value blocks
+// likewise (int4) or records [kv head][capacity][record] (q8_0) (kernels/kv_quant.h).
 template <KVDType kType, KVQuant kFormat, QuantPlacement kPlacement>
 class QuantStorage final : public KVStorage {
  public:
@@ -105,7 +106,7 @@ class QuantStorage final : public KVStorage {
   size_t row_bytes() const override { return bytes_per_row(n_heads_, head_dim_); }
   void resize(size_t capacity) override {
     for (auto& x : k_) relayout(x, khead(cap_), khead(capacity));
-    for (auto& x : v_) relayout(x, cap_ * rec_, capacity * rec_);
+    for (auto& x : v_) relayout(x, vhead(cap_), vhead(capacity));
     cap_ = capacity;
   }
   void release() override {
@@ -157,7 +158,7 @@ class QuantStorage final : public KVStorage {
  private:
   QuantKV records(int layer) {
     return QuantKV{kFormat, k_[size_t(layer)].data(), v_[size_t(layer)].data(), khead(cap_),
-                   cap_ * rec_};
+                   vhead(cap_)};
   }
   // Quantizes the batch's rows into entries [row0, row0 + n).
   void store(const QuantKV& kv, const AttendBatch& b, size_t row0) {
@@ -165,7 +166,8 @@ class QuantStorage final : public KVStorage {
     uint8_t* vd = const_cast<uint8_t*>(kv.v);
     const double work = double(b.n) * n_heads_ * head_dim_ * 20.0;
     const size_t kbb = kv_quant_kblock_bytes(kFormat, head_dim_);
-    // Tokens of one key block go to one range, so no two threads write the same block's bytes.
+    // Tokens of one key (and value) block go to one range, so no two threads write the same
+    // block's bytes.
     const size_t first = row0 / kKBlockTokens, last = (row0 + b.n - 1) / kKBlockTokens;
     parallel_ranges(last - first + 1, work, [&](size_t b0, size_t b1, int) {
       std::vector<uint8_t> rec(rec_);
@@ -179,12 +181,21 @@ class QuantStorage final : public KVStorage {
           kblock_put(kFormat, head_dim_, rec.data(),
                      kd + size_t(g) * kv.k_head_stride + j / kKBlockTokens * kbb,
                      int(j % kKBlockTokens));
-          kv_quantize_head(kFormat, b.v_new + (j - row0) * b.ld_new + col, head_dim_,
-                           vd + size_t(g) * kv.v_head_stride + j * rec_);
+          const float* vsrc = b.v_new + (j - row0) * b.ld_new + col;
+          if constexpr (kFormat == KVQuant::Int4) {
+            kv_quantize_head(kFormat, vsrc, head_dim_, rec.data());
+            vblock_put(kFormat, head_dim_, rec.data(),
+                       vd + size_t(g) * kv.v_head_stride + j / kKBlockTokens * kbb,
+                       int(j % kKBlockTokens));
+          } else {
+            kv_quantize_head(kFormat, vsrc, head_dim_,
+                             vd + size_t(g) * kv.v_head_stride + j * rec_);
+          }
         }
     });
   }
   size_t khead(size_t capacity) const { return kv_quant_khead_bytes(kFormat, head_dim_, capacity); }
+  size_t vhead(size_t capacity) const { return kv_quant_vhead_bytes(kFormat, head_dim_, capacity); }
   // Head-major arrays move when the capacity changes: each head's bytes start at head * stride.
   void relayout(std::vector<uint8_t>& x, size_t old_stride, size_t new_stride) {
     std::vector<uint8_t> y(size_t(n_heads_) * new_stride);
@@ -196,7 +207,7 @@ class QuantStorage final : public KVStorage {
   }
   int n_heads_, head_dim_;
   size_t rec_, cap_ = 0;
-  std::vector<std::vector<uint8_t>> k_, v_;  // (layer) -> head-major key blocks / records
+  std::vector<std::vector<uint8_t>> k_, v_;  // (layer) -> head-major key blocks / values
   std::vector<float> kf_, vf_;               // seed placement: f32 context of a batch
 };
 

@@ -58,8 +58,9 @@ struct Cache {
   size_t n = 0;
   std::vector<float> q, k, v, out;
   std::vector<uint16_t> k16, v16;
-  std::vector<uint8_t> k4, v4, k8, v8;  // head-major key blocks / value records (fused kernel)
+  std::vector<uint8_t> k4, v4, k8, v8;  // head-major key blocks / value records
   std::vector<uint8_t> k4rec;           // int4 keys as plain records (dequantize-then-attend)
+  std::vector<uint8_t> v4blk;           // int4 values as value blocks (the fused kernel's)
   std::vector<int32_t> pos;
   std::vector<float> kd, vd;  // dequantized int4, token-major (the seed baseline's input)
   accel::AttentionShape shape() const {
@@ -67,16 +68,17 @@ struct Cache {
   }
   size_t kv_dim() const { return size_t(sh->kv_heads) * size_t(sh->D); }
   accel::QuantKV view(accel::KVQuant f) const {
-    const size_t rec = accel::kv_quant_record_bytes(f, sh->D);
     const size_t kh = accel::kv_quant_khead_bytes(f, sh->D, n);
-    return f == accel::KVQuant::Int4 ? accel::QuantKV{f, k4.data(), v4.data(), kh, n * rec}
-                                     : accel::QuantKV{f, k8.data(), v8.data(), kh, n * rec};
+    const size_t vh = accel::kv_quant_vhead_bytes(f, sh->D, n);
+    return f == accel::KVQuant::Int4 ? accel::QuantKV{f, k4.data(), v4blk.data(), kh, vh}
+                                     : accel::QuantKV{f, k8.data(), v8.data(), kh, vh};
   }
 };
 
-// Key blocks for the fused kernel, value records, and (krec) the keys as plain records.
+// Key blocks for the fused kernel, value records, (krec) the keys as plain records and (vblk) the
+// values as int4 value blocks.
 void quantize_all(Cache& c, accel::KVQuant f, std::vector<uint8_t>& kq, std::vector<uint8_t>& vq,
-                  std::vector<uint8_t>* krec) {
+                  std::vector<uint8_t>* krec, std::vector<uint8_t>* vblk = nullptr) {
   const int D = c.sh->D;
   const size_t rec = accel::kv_quant_record_bytes(f, D);
   const size_t kh = accel::kv_quant_khead_bytes(f, D, c.n);
@@ -84,6 +86,7 @@ void quantize_all(Cache& c, accel::KVQuant f, std::vector<uint8_t>& kq, std::vec
   kq.assign(size_t(c.sh->kv_heads) * kh, 0);
   vq.resize(size_t(c.sh->kv_heads) * c.n * rec);
   if (krec) krec->resize(vq.size());
+  if (vblk) vblk->assign(size_t(c.sh->kv_heads) * kh, 0);
   std::vector<uint8_t> r(rec);
   for (size_t j = 0; j < c.n; ++j)
     for (int g = 0; g < c.sh->kv_heads; ++g) {
@@ -92,6 +95,8 @@ void quantize_all(Cache& c, accel::KVQuant f, std::vector<uint8_t>& kq, std::vec
       accel::kblock_put(f, D, r.data(), &kq[size_t(g) * kh + j / 32 * kbb], int(j % 32));
       if (krec) std::copy(r.begin(), r.end(), krec->begin() + std::ptrdiff_t(off));
       accel::kv_quantize_head(f, &c.v[col], D, &vq[off]);
+      if (vblk)
+        accel::vblock_put(f, D, &vq[off], &(*vblk)[size_t(g) * kh + j / 32 * kbb], int(j % 32));
     }
 }
 
@@ -115,7 +120,7 @@ Cache& cache(int shape, size_t n) {
     c->k16[i] = accel::f32_to_fp16(c->k[i]);
     c->v16[i] = accel::f32_to_fp16(c->v[i]);
   }
-  quantize_all(*c, accel::KVQuant::Int4, c->k4, c->v4, &c->k4rec);
+  quantize_all(*c, accel::KVQuant::Int4, c->k4, c->v4, &c->k4rec, &c->v4blk);
   quantize_all(*c, accel::KVQuant::Q8_0, c->k8, c->v8, nullptr);
   c->pos.resize(n);
   for (size_t j = 0; j < n; ++j) c->pos[j] = int32_t(j);

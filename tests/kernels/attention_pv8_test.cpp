@@ -42,6 +42,16 @@ std::vector<float> run(const AttentionShape& s, const std::vector<float>& q,
   return out;
 }
 
+// The first nb of 32 int4 records (the vector's front) as a value block (kv_quant.h), the rest of
+// the block zeros: what load_value_block reads.
+std::vector<uint8_t> value_block(const std::vector<uint8_t>& records, int D, int nb) {
+  const size_t rec = accel::kv_quant_record_bytes(KVQuant::Int4, D);
+  std::vector<uint8_t> block(accel::kv_quant_kblock_bytes(KVQuant::Int4, D), 0);
+  for (int t = 0; t < nb; ++t)
+    accel::vblock_put(KVQuant::Int4, D, &records[size_t(t) * rec], block.data(), t);
+  return block;
+}
+
 // The header's bound (attention_quant.h, QuantPV): (32 / 510) * max s * max(|z|, |15 - z|) over
 // every value record of the cache, read from the records' fp16 scales and zeros.
 double derived_bound(const QuantCache& c) {
@@ -209,7 +219,7 @@ TEST(Pv8, ABlockOfWeightsJustBelowTheRoundingStepComesWithinTenPercentOfTheBound
     }
   }
   auto vb = std::make_unique<accel::attention_pv8::ValueBlock>();
-  accel::attention_pv8::load_value_block(records.data(), rec, D, 32, 0xffffffffu, *vb);
+  accel::attention_pv8::load_value_block(value_block(records, D, 32).data(), D, 0xffffffffu, *vb);
   alignas(64) float p[32];
   p[0] = 1.f;
   for (int t = 1; t < 32; ++t) p[t] = 0.499f / 255.f;
@@ -234,7 +244,7 @@ TEST(Pv8, ABlockOfVanishingWeightsAddsNothingAndStaysFinite) {
   for (int t = 0; t < 32; ++t)
     accel::kv_quantize_head(KVQuant::Int4, &v[size_t(t) * D], D, &records[size_t(t) * rec]);
   auto vb = std::make_unique<accel::attention_pv8::ValueBlock>();
-  accel::attention_pv8::load_value_block(records.data(), rec, D, 32, 0xffffffffu, *vb);
+  accel::attention_pv8::load_value_block(value_block(records, D, 32).data(), D, 0xffffffffu, *vb);
   alignas(64) float p[32] = {};
   p[3] = 0x1p-125f;
   alignas(64) float o[D];
@@ -320,7 +330,7 @@ TEST(Pv8, HeadEqualsAScalarTranscriptionOfItsNumerics) {
       alignas(64) float p[32];
       for (int t = 0; t < 32; ++t) p[t] = (bits >> t & 1u) ? std::exp2(-std::fabs(r[t])) : 0.f;
       auto vb = std::make_unique<accel::attention_pv8::ValueBlock>();
-      accel::attention_pv8::load_value_block(records.data(), rec, D, nb, bits, *vb);
+      accel::attention_pv8::load_value_block(value_block(records, D, nb).data(), D, bits, *vb);
       const auto o0 = accel::test::random_normal(size_t(D), 3);
       alignas(64) float o[256];
       // the kernel's o is in lane order; the model's in element order

@@ -218,4 +218,62 @@ TEST(KVQuantKeyBlock, Int4RowHoldsOneElementOfEveryTokenLowNibblesFirst) {
           << "row " << e << " byte " << b;
 }
 
+// An int4 value block holds its tokens' records bit for bit (put then get, any fill order), takes
+// exactly 32 records' bytes, and refuses q8_0 (whose values stay records).
+TEST(KVQuantValueBlock, PutThenGetReturnsEveryRecordBitForBit) {
+  for (int D : {32, 64, 128, 256}) {
+    const size_t rec = accel::kv_quant_record_bytes(KVQuant::Int4, D);
+    ASSERT_EQ(accel::kv_quant_vhead_bytes(KVQuant::Int4, D, 33), 64 * rec);  // whole blocks
+    std::vector<std::vector<uint8_t>> recs(32, std::vector<uint8_t>(rec));
+    for (int t = 0; t < 32; ++t) {
+      const auto x = accel::test::random_normal(size_t(D), 700 + uint64_t(t * D), 1.5f);
+      accel::kv_quantize_head(KVQuant::Int4, x.data(), D, recs[size_t(t)].data());
+    }
+    std::vector<uint8_t> block(32 * rec, 0xA5);
+    for (int i = 0; i < 32; ++i) {
+      const int t = (i * 7 + 3) % 32;
+      accel::vblock_put(KVQuant::Int4, D, recs[size_t(t)].data(), block.data(), t);
+    }
+    std::vector<uint8_t> back(rec);
+    for (int t = 0; t < 32; ++t) {
+      accel::vblock_get(KVQuant::Int4, D, block.data(), t, back.data());
+      ASSERT_EQ(back, recs[size_t(t)]) << "D " << D << " token " << t;
+    }
+  }
+  EXPECT_EQ(accel::kv_quant_vhead_bytes(KVQuant::Q8_0, 64, 33),
+            33 * accel::kv_quant_record_bytes(KVQuant::Q8_0, 64));
+  std::vector<uint8_t> r(accel::kv_quant_record_bytes(KVQuant::Q8_0, 64)), b(32 * r.size());
+  EXPECT_DEATH(accel::vblock_put(KVQuant::Q8_0, 64, r.data(), b.data(), 0), "int4 layout");
+}
+
+// The layout, worked by hand: with record byte k of group g of token t set to 16 g + k (t's own
+// identity in its scale), group g's quad line u holds byte k of token 4u + r at 4k + r, and the
+// scales lie after the D * 16 code bytes as [group][token], the zeros after them likewise.
+TEST(KVQuantValueBlock, QuadLinesInterleaveFourTokensAndParametersLieInLanesOverTokens) {
+  constexpr int D = 64, kGroups = D / 32;
+  const size_t rec = accel::kv_quant_record_bytes(KVQuant::Int4, D);
+  std::vector<uint8_t> block(32 * rec, 0);
+  for (int t = 0; t < 32; ++t) {
+    std::vector<uint8_t> r(rec);
+    for (int g = 0; g < kGroups; ++g) {
+      for (int k = 0; k < 16; ++k) r[size_t(g * 16 + k)] = uint8_t(16 * g + k + t);
+      const uint16_t sc = uint16_t(1000 + 100 * g + t), zr = uint16_t(2000 + 100 * g + t);
+      std::memcpy(&r[size_t(D / 2 + 2 * g)], &sc, 2);
+      std::memcpy(&r[size_t(D / 2 + 2 * (kGroups + g))], &zr, 2);
+    }
+    accel::vblock_put(KVQuant::Int4, D, r.data(), block.data(), t);
+  }
+  for (int g = 0; g < kGroups; ++g)
+    for (int t = 0; t < 32; ++t) {
+      for (int k = 0; k < 16; ++k)
+        ASSERT_EQ(block[size_t(g * 512 + (t / 4) * 64 + 4 * k + t % 4)], uint8_t(16 * g + k + t))
+            << "group " << g << " token " << t << " byte " << k;
+      uint16_t sc, zr;
+      std::memcpy(&sc, &block[size_t(D * 16 + (g * 32 + t) * 2)], 2);
+      std::memcpy(&zr, &block[size_t(D * 16 + kGroups * 64 + (g * 32 + t) * 2)], 2);
+      EXPECT_EQ(sc, 1000 + 100 * g + t);
+      EXPECT_EQ(zr, 2000 + 100 * g + t);
+    }
+}
+
 }  // namespace

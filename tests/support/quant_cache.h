@@ -17,9 +17,14 @@ struct QuantCache {
   size_t n, rec;
   std::vector<uint8_t> k, v;  // key blocks [head][n / 32 blocks], value records [head][n]
   std::vector<float> kf, vf;  // [n][hkv * D], the records dequantized
+  std::vector<uint8_t> vblk;  // int4: the value records as value blocks [head][n / 32 blocks]
   size_t khead() const { return kv_quant_khead_bytes(f, D, n); }
-  QuantKV view() const { return {f, k.data(), v.data(), khead(), n * rec}; }
-  // Re-derives kf / vf from the records (after a test edits them).
+  size_t vhead() const { return kv_quant_vhead_bytes(f, D, n); }
+  // The kernel's view: key blocks, and value blocks (int4) or the records (q8_0).
+  QuantKV view() const {
+    return {f, k.data(), f == KVQuant::Int4 ? vblk.data() : v.data(), khead(), vhead()};
+  }
+  // Re-derives kf / vf and the value blocks from the records (after a test edits them).
   void dequantize();
 };
 
