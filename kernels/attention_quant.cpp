@@ -1,4 +1,4 @@
-// Fused attention over quantized KV records (attention_quant.h). Must not make any operation's
+// Fused attention over a quantized KV cache (attention_quant.h). Must not make any operation's
 // order depend on the batch, the thread count or which thread runs a chunk: the numerics are the
 // fixed sequence described in the header.
 //

@@ -1,5 +1,5 @@
-// Attention computed directly on a quantized KV cache (int4 / q8_0 records, kv_quant.h): the
-// fused decode kernel with split-K, and the row dequantizer the "dequantize, then attend"
+// Attention computed directly on a quantized KV cache (int4 / q8_0 blocks and records, kv_quant.h):
+// the fused decode kernel with split-K, and the row dequantizer the "dequantize, then attend"
 // baseline and the full-precision prefill path use. Knows nothing about caches or models.
 //
 // Numerics, fixed for a given (query row, head) and independent of the batch, the thread count

@@ -20,13 +20,13 @@ double measure_int8_dot_peak_gops(int threads, double seconds);
 // The sequence measure_int8_dot_peak_gops times in this build: "vpdpbusd" or "vpmaddubsw".
 const char* int8_dot_instruction();
 
-// Whether f32 FMAs and the int8 dot-product sequence compete for the same execution ports: a
-// kernel doing F FMAs and D dot steps cannot beat max(F t_f, D t_d) + shared * min(F t_f, D t_d)
+// Whether f32 FMAs and the int8 dot-product sequence compete for the same execution ports, for
+// bounding a kernel doing F FMAs and D dot steps by max(F t_f, D t_d) + shared * min(F t_f, D t_d)
 // (t_f, t_d: each kind's time per instruction at its own peak). shared is 0 where the two run on
-// separate ports (the bound is the larger term), 1 where they share them all (the sum); a CPU in
-// between gets the interpolation, an approximation this model makes, not a measurement of every
-// mix. Measured by three register-only loops at the kernels' vector width: FMAs alone, dot steps
-// alone, and one of each per step interleaved.
+// separate ports (the bound is the larger term), 1 where they share them all (the sum); both are
+// exact bounds. In between the formula interpolates from a 1:1 mix, an approximation: a CPU whose
+// ports overlap in part can beat it with a mix far from 1:1. Measured by three register-only loops
+// at the kernels' vector width: FMAs alone, dot steps alone, and one of each per step interleaved.
 struct FmaInt8Overlap {
   double fma_per_s = 0;          // FMA instructions per second (all threads)
   double dot_per_s = 0;          // dot-product steps per second

@@ -3,7 +3,7 @@
 //   f32            the engine's decode attention over an f32 cache
 //   f16            the same kernel over an f16 cache (widened in the kernel)
 //   dequant_int4   int4 records dequantized into an f32 scratch inside the timed region, then f32
-//   fused_int4     attention_quant on the int4 records (the fused kernel)
+//   fused_int4     attention_quant on the int4 cache (key blocks, value blocks: the fused kernel)
 //   fused_int4_pv8 the same with P.V on 8-bit probabilities (QuantPV::Int8)
 //   fused_q8_0     attention_quant on q8_0 records
 //   seed_naive     the Open-TQ-Metal benchmark's baseline shape: dequantized data precomputed
@@ -16,8 +16,9 @@
 //                  residual and the new row (keys and values from the same random rows)
 //   dequant_kivi4  the path it replaced: attention_kivi_dequantized (every block into f32 scratch,
 //                  then the f32 kernel), inside the timed region
-// plus the machine's read bandwidth (dram_read), f32 FMA peak (fma_peak) and int8 dot-product peak
-// (int8_peak) in the same run (machine_rates.h).
+// plus the machine's read bandwidth (dram_read), f32 FMA peak (fma_peak), int8 dot-product peak
+// (int8_peak) and how much those two share ports (fma_int8_overlap) in the same run
+// (machine_rates.h).
 // Shapes: "seed" (64 query heads, 8 kv heads, D 128: Llama-3.1-70B) and "small" (12, 4, 64: the
 // small family). Names are kv_attention/<variant>/<shape>/<n_kv>, the form
 // `accelbench bench-table` reads. Measures only; correctness is in tests/kernels.

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <numeric>
 #include <tuple>
 #include <vector>
@@ -386,6 +387,48 @@ TEST(DequantizeKVRows, EqualsTheScalarFormatDefinitionBitForBit) {
           k, std::vector<float>(c.kf.begin() + 10 * kv_dim, c.kf.begin() + 70 * kv_dim)));
       EXPECT_TRUE(accel::test::bit_equal(
           v, std::vector<float>(c.vf.begin() + 10 * kv_dim, c.vf.begin() + 70 * kv_dim)));
+    }
+}
+
+// An int4 value block's slots past the cache's last key are read by both P.V paths (whole quad
+// lines) yet must weigh nothing: filled with code 15 everywhere and NaN scales and infinite zeros,
+// they leave every output bit as zero-filled slots do, for exact and 8-bit P.V, split-K and not.
+TEST(AttentionQuant, Int4ValueBlockSlotsPastTheLastKeyChangeNothing) {
+  constexpr int D = 64;
+  const AttentionShape s{6, 2, D, 0.125f};
+  // Keys 42..63 of block 1 unused: quad 2 of the block holds two used keys and two unused.
+  QuantCache c = make_cache(KVQuant::Int4, 2, D, 42, 61);
+  const auto q = accel::test::random_normal(2 * 6 * D, 62);
+  const std::vector<int32_t> qpos{41, 20};
+  const auto kpos = iota_pos(c.n);
+  const size_t rec = accel::kv_quant_record_bytes(KVQuant::Int4, D);
+  const size_t kbb = accel::kv_quant_kblock_bytes(KVQuant::Int4, D);
+  std::vector<uint8_t> junk(rec, 0xff);
+  for (int g = 0; g < D / 32; ++g) {
+    const uint16_t nan = 0x7e00, inf = 0x7c00;
+    std::memcpy(&junk[size_t(D / 2 + 2 * g)], &nan, 2);
+    std::memcpy(&junk[size_t(D / 2 + 2 * (D / 32 + g))], &inf, 2);
+  }
+  for (auto pv : {accel::QuantPV::Exact, accel::QuantPV::Int8})
+    for (size_t chunk : {size_t(32), accel::kSplitKChunk}) {
+      const size_t qd = size_t(s.n_heads) * D;
+      auto attend = [&](const QuantCache& cc) {
+        std::vector<float> out(qpos.size() * qd);
+        accel::attention_quant(s, q.data(), qd, qpos.data(), qpos.size(), cc.view(), kpos.data(),
+                               cc.n, out.data(), qd, chunk, accel::QuantScorePath::Auto, pv);
+        return out;
+      };
+      const auto clean = attend(c);
+      QuantCache dirty = c;
+      for (int g = 0; g < 2; ++g)
+        for (int t = 42 % 32; t < 32; ++t)
+          accel::vblock_put(KVQuant::Int4, D, junk.data(),
+                            &dirty.vblk[size_t(g) * dirty.vhead() + kbb], t);
+      const auto out = attend(dirty);
+      for (float x : out) ASSERT_TRUE(std::isfinite(x));
+      EXPECT_TRUE(std::equal(out.begin(), out.end(), clean.begin(),
+                             [](float a, float b) { return std::memcmp(&a, &b, 4) == 0; }))
+          << "pv " << int(pv) << " chunk " << chunk;
     }
 }
 
