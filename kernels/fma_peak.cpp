@@ -80,6 +80,14 @@ __attribute__((noipa)) float run_dot256(long iters, float seed) {
 #endif
 
 #if defined(__AVX512F__)
+// The lanes' sum as a float, only to keep the chains' results alive. The lanes wrap around after
+// enough steps (vpdpbusd's 32-bit accumulators wrap, which is defined); _mm512_reduce_add_epi32
+// adds them as signed ints in GCC's header, which UBSan reports as overflow, so they are summed as
+// floats.
+inline float lane_sum(__m512i x) {
+  return _mm512_reduce_add_ps(_mm512_cvtepi32_ps(x));
+}
+
 inline __m512i dot_step512(__m512i acc, __m512i u, __m512i s) {
 #if defined(__AVX512VNNI__)
   return _mm512_dpbusd_epi32(acc, u, s);
@@ -99,20 +107,22 @@ __attribute__((noipa)) float run_dot512(long iters, float seed) {
   }
   __m512i t = acc[0];
   for (int i = 1; i < kChains; ++i) t = _mm512_add_epi32(t, acc[i]);
-  return float(_mm512_reduce_add_epi32(t));
+  return lane_sum(t);
 }
 #endif
 
-// The overlap probe's mixed loop: kMixedChains FMA chains and as many vpdpbusd chains,
-// interleaved, written as one asm block per step. With intrinsics GCC 12 copied the dot-product
-// accumulators between registers every step and spilled one through the stack, so the loop timed
-// a store-to-load chain rather than the ports (0.67 pairs per cycle where the sum of the two
-// kinds' own rates allows 1). 10 of each keep two pipes of either kind busy (latency 4-5 cycles)
-// if the kinds had separate ports. Built only with AVX-512 VNNI (the sequence the int4 kernel's
-// scores use); other builds report no overlap.
+// The overlap probe's loops: kOverlapChains FMA chains, as many vpdpbusd chains, or both
+// interleaved, each written as asm blocks per step so that all three are the same code whatever
+// the build does to intrinsics. With intrinsics GCC 12 copied the mixed loop's dot accumulators
+// between registers every step and spilled one through the stack, so it timed a store-to-load
+// chain rather than the ports (2.77 G pairs/s on one Zen 5 thread, where the asm reaches 4.12),
+// and a sanitizer build kept run_avx512's accumulators in memory (0.36 G FMAs/s). 10 chains of a
+// kind keep two pipes busy (latency 4-5 cycles) even if the kinds had separate ports. Built only
+// with AVX-512 VNNI (the sequence the int4 kernel's scores use); other builds report no overlap.
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)
-constexpr int kMixedChains = 10;
-__attribute__((noipa)) float run_mixed_steps(long iters, float seed) {
+constexpr int kOverlapChains = 10;
+template <bool kFma, bool kDot>
+__attribute__((noipa)) float run_overlap_steps(long iters, float seed) {
   // Named variables, not arrays: GCC keeps array elements bound to asm operands in memory and
   // stored them back every step.
 #define ACCEL_MIX_INIT(i)                        \
@@ -131,22 +141,42 @@ __attribute__((noipa)) float run_mixed_steps(long iters, float seed) {
 #undef ACCEL_MIX_INIT
   const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
   const __m512i u = _mm512_set1_epi8(3), sg = _mm512_set1_epi8(-2);
-#define ACCEL_MIX_STEP(i) \
-  "vfmadd132ps %[a], %[b], %[f" #i "]\n\tvpdpbusd %[s], %[u], %[d" #i "]\n\t"
-#define ACCEL_MIX_OPS(i) [f##i] "+v"(f##i), [d##i] "+v"(d##i)
-  // Two blocks of five pairs: an in-out operand counts twice against asm's limit of 30.
+#define ACCEL_FMA(i) "vfmadd132ps %[a], %[b], %[f" #i "]\n\t"
+#define ACCEL_DOT(i) "vpdpbusd %[s], %[u], %[d" #i "]\n\t"
+#define ACCEL_PAIR(i) ACCEL_FMA(i) ACCEL_DOT(i)
+#define ACCEL_OPS(i) [f##i] "+v"(f##i), [d##i] "+v"(d##i)
+#define ACCEL_IN [a] "v"(a), [b] "v"(b), [u] "v"(u), [s] "v"(sg)
+  // Two blocks of five chains of each kind: an in-out operand counts twice against asm's limit of
+  // 30 (the single-kind loops carry the other kind's registers untouched).
   for (long it = 0; it < iters; ++it) {
-    asm volatile(
-        ACCEL_MIX_STEP(0) ACCEL_MIX_STEP(1) ACCEL_MIX_STEP(2) ACCEL_MIX_STEP(3) ACCEL_MIX_STEP(4)
-        : ACCEL_MIX_OPS(0), ACCEL_MIX_OPS(1), ACCEL_MIX_OPS(2), ACCEL_MIX_OPS(3), ACCEL_MIX_OPS(4)
-        : [a] "v"(a), [b] "v"(b), [u] "v"(u), [s] "v"(sg));
-    asm volatile(
-        ACCEL_MIX_STEP(5) ACCEL_MIX_STEP(6) ACCEL_MIX_STEP(7) ACCEL_MIX_STEP(8) ACCEL_MIX_STEP(9)
-        : ACCEL_MIX_OPS(5), ACCEL_MIX_OPS(6), ACCEL_MIX_OPS(7), ACCEL_MIX_OPS(8), ACCEL_MIX_OPS(9)
-        : [a] "v"(a), [b] "v"(b), [u] "v"(u), [s] "v"(sg));
+    if constexpr (kFma && kDot) {
+      asm volatile(ACCEL_PAIR(0) ACCEL_PAIR(1) ACCEL_PAIR(2) ACCEL_PAIR(3) ACCEL_PAIR(4)
+                   : ACCEL_OPS(0), ACCEL_OPS(1), ACCEL_OPS(2), ACCEL_OPS(3), ACCEL_OPS(4)
+                   : ACCEL_IN);
+      asm volatile(ACCEL_PAIR(5) ACCEL_PAIR(6) ACCEL_PAIR(7) ACCEL_PAIR(8) ACCEL_PAIR(9)
+                   : ACCEL_OPS(5), ACCEL_OPS(6), ACCEL_OPS(7), ACCEL_OPS(8), ACCEL_OPS(9)
+                   : ACCEL_IN);
+    } else if constexpr (kFma) {
+      asm volatile(ACCEL_FMA(0) ACCEL_FMA(1) ACCEL_FMA(2) ACCEL_FMA(3) ACCEL_FMA(4)
+                   : ACCEL_OPS(0), ACCEL_OPS(1), ACCEL_OPS(2), ACCEL_OPS(3), ACCEL_OPS(4)
+                   : ACCEL_IN);
+      asm volatile(ACCEL_FMA(5) ACCEL_FMA(6) ACCEL_FMA(7) ACCEL_FMA(8) ACCEL_FMA(9)
+                   : ACCEL_OPS(5), ACCEL_OPS(6), ACCEL_OPS(7), ACCEL_OPS(8), ACCEL_OPS(9)
+                   : ACCEL_IN);
+    } else {
+      asm volatile(ACCEL_DOT(0) ACCEL_DOT(1) ACCEL_DOT(2) ACCEL_DOT(3) ACCEL_DOT(4)
+                   : ACCEL_OPS(0), ACCEL_OPS(1), ACCEL_OPS(2), ACCEL_OPS(3), ACCEL_OPS(4)
+                   : ACCEL_IN);
+      asm volatile(ACCEL_DOT(5) ACCEL_DOT(6) ACCEL_DOT(7) ACCEL_DOT(8) ACCEL_DOT(9)
+                   : ACCEL_OPS(5), ACCEL_OPS(6), ACCEL_OPS(7), ACCEL_OPS(8), ACCEL_OPS(9)
+                   : ACCEL_IN);
+    }
   }
-#undef ACCEL_MIX_STEP
-#undef ACCEL_MIX_OPS
+#undef ACCEL_FMA
+#undef ACCEL_DOT
+#undef ACCEL_PAIR
+#undef ACCEL_OPS
+#undef ACCEL_IN
   const __m512 fs =
       _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_add_ps(f0, f1), _mm512_add_ps(f2, f3)),
                                   _mm512_add_ps(_mm512_add_ps(f4, f5), _mm512_add_ps(f6, f7))),
@@ -155,7 +185,7 @@ __attribute__((noipa)) float run_mixed_steps(long iters, float seed) {
       _mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(d0, d1), _mm512_add_epi32(d2, d3)),
                        _mm512_add_epi32(_mm512_add_epi32(d4, d5), _mm512_add_epi32(d6, d7))),
       _mm512_add_epi32(d8, d9));
-  return _mm512_reduce_add_ps(fs) + float(_mm512_reduce_add_epi32(ds));
+  return _mm512_reduce_add_ps(fs) + lane_sum(ds);
 }
 #endif
 
@@ -230,9 +260,10 @@ FmaInt8Overlap measure_fma_int8_overlap(int threads, double seconds) {
   threads = std::max(1, threads);
   // Rates in steps of one chain (one instruction of each loop's kind; one FMA + one dot step for
   // the mixed loop), so their inverses are the per-instruction times the fraction compares.
-  o.fma_per_s = measure(&run_avx512, 1, threads, seconds) * 1e9;
-  o.dot_per_s = measure(&run_dot512, 1, threads, seconds) * 1e9;
-  o.mixed_pairs_per_s = measure(&run_mixed_steps, 1, threads, seconds, kMixedChains) * 1e9;
+  o.fma_per_s = measure(&run_overlap_steps<true, false>, 1, threads, seconds, kOverlapChains) * 1e9;
+  o.dot_per_s = measure(&run_overlap_steps<false, true>, 1, threads, seconds, kOverlapChains) * 1e9;
+  o.mixed_pairs_per_s =
+      measure(&run_overlap_steps<true, true>, 1, threads, seconds, kOverlapChains) * 1e9;
   o.shared = fma_int8_shared_fraction(1 / o.fma_per_s, 1 / o.dot_per_s, 1 / o.mixed_pairs_per_s);
   o.measured = true;
 #else
