@@ -148,30 +148,23 @@ __attribute__((noipa)) float run_overlap_steps(long iters, float seed) {
 #define ACCEL_IN [a] "v"(a), [b] "v"(b), [u] "v"(u), [s] "v"(sg)
   // Two blocks of five chains of each kind: an in-out operand counts twice against asm's limit of
   // 30 (the single-kind loops carry the other kind's registers untouched).
+#define ACCEL_BLOCKS(STEP)                                                            \
+  asm volatile(STEP(0) STEP(1) STEP(2) STEP(3) STEP(4)                                \
+               : ACCEL_OPS(0), ACCEL_OPS(1), ACCEL_OPS(2), ACCEL_OPS(3), ACCEL_OPS(4) \
+               : ACCEL_IN);                                                           \
+  asm volatile(STEP(5) STEP(6) STEP(7) STEP(8) STEP(9)                                \
+               : ACCEL_OPS(5), ACCEL_OPS(6), ACCEL_OPS(7), ACCEL_OPS(8), ACCEL_OPS(9) \
+               : ACCEL_IN)
   for (long it = 0; it < iters; ++it) {
     if constexpr (kFma && kDot) {
-      asm volatile(ACCEL_PAIR(0) ACCEL_PAIR(1) ACCEL_PAIR(2) ACCEL_PAIR(3) ACCEL_PAIR(4)
-                   : ACCEL_OPS(0), ACCEL_OPS(1), ACCEL_OPS(2), ACCEL_OPS(3), ACCEL_OPS(4)
-                   : ACCEL_IN);
-      asm volatile(ACCEL_PAIR(5) ACCEL_PAIR(6) ACCEL_PAIR(7) ACCEL_PAIR(8) ACCEL_PAIR(9)
-                   : ACCEL_OPS(5), ACCEL_OPS(6), ACCEL_OPS(7), ACCEL_OPS(8), ACCEL_OPS(9)
-                   : ACCEL_IN);
+      ACCEL_BLOCKS(ACCEL_PAIR);
     } else if constexpr (kFma) {
-      asm volatile(ACCEL_FMA(0) ACCEL_FMA(1) ACCEL_FMA(2) ACCEL_FMA(3) ACCEL_FMA(4)
-                   : ACCEL_OPS(0), ACCEL_OPS(1), ACCEL_OPS(2), ACCEL_OPS(3), ACCEL_OPS(4)
-                   : ACCEL_IN);
-      asm volatile(ACCEL_FMA(5) ACCEL_FMA(6) ACCEL_FMA(7) ACCEL_FMA(8) ACCEL_FMA(9)
-                   : ACCEL_OPS(5), ACCEL_OPS(6), ACCEL_OPS(7), ACCEL_OPS(8), ACCEL_OPS(9)
-                   : ACCEL_IN);
+      ACCEL_BLOCKS(ACCEL_FMA);
     } else {
-      asm volatile(ACCEL_DOT(0) ACCEL_DOT(1) ACCEL_DOT(2) ACCEL_DOT(3) ACCEL_DOT(4)
-                   : ACCEL_OPS(0), ACCEL_OPS(1), ACCEL_OPS(2), ACCEL_OPS(3), ACCEL_OPS(4)
-                   : ACCEL_IN);
-      asm volatile(ACCEL_DOT(5) ACCEL_DOT(6) ACCEL_DOT(7) ACCEL_DOT(8) ACCEL_DOT(9)
-                   : ACCEL_OPS(5), ACCEL_OPS(6), ACCEL_OPS(7), ACCEL_OPS(8), ACCEL_OPS(9)
-                   : ACCEL_IN);
+      ACCEL_BLOCKS(ACCEL_DOT);
     }
   }
+#undef ACCEL_BLOCKS
 #undef ACCEL_FMA
 #undef ACCEL_DOT
 #undef ACCEL_PAIR
