@@ -100,7 +100,7 @@ inline void load_value_block(const uint8_t* vblock, int D, uint32_t bits, ValueB
   const int groups = D / kKVQuantGroup;
   for (int g = 0; g < groups; ++g)
     for (int u = 0; u < kQuads; ++u) {
-      const uint8_t* line = vblock + size_t(g) * 512 + size_t(u) * 64;
+      const uint8_t* line = vblock + vblock_line_offset(g, u);
 #if defined(__AVX512F__)
       const __m512i x = _mm512_loadu_si512(line);
       const __m512i low4 = _mm512_set1_epi8(15);
@@ -118,7 +118,7 @@ inline void load_value_block(const uint8_t* vblock, int D, uint32_t bits, ValueB
 #endif
     }
   // The parameters: scales [groups][32 keys] then zeros likewise, fp16, lanes over keys.
-  const uint16_t* scales = reinterpret_cast<const uint16_t*>(vblock + size_t(D) * 16);
+  const uint16_t* scales = reinterpret_cast<const uint16_t*>(vblock + int4_block_params_offset(D));
   const uint16_t* zeros = scales + size_t(groups) * kBlk;
   for (int g = 0; g < groups; ++g)
     for (int r = 0; r < kBV; ++r) {

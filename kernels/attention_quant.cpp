@@ -83,7 +83,7 @@ inline void nibbles(const uint8_t* p, vf& lo, vf& hi) {
 // one byte permutation of the line; otherwise SSSE3 byte shuffles gather each 16-byte lane's bytes
 // by token (lane L holds bytes 4L..4L+3 of each), then a 4 x 4 transposition of dwords.
 inline void vblock_quad_codes(const uint8_t* vblock, int g, int u, __m128i* out) {
-  const uint8_t* line = vblock + size_t(g) * 512 + size_t(u) * 64;
+  const uint8_t* line = vblock + vblock_line_offset(g, u);
 #if defined(__AVX512VBMI__)
   // Byte 16r + k of the result = byte 4k + r of the line.
   alignas(64) static constexpr uint8_t kByToken[64] = {
@@ -142,7 +142,7 @@ template <int D>
 inline void dequant_int4_block(const uint8_t* vblock, uint32_t bits, float* params, float* tile) {
   constexpr int kGroups = D / kKVQuantGroup;
   // [scales, zeros][group][token] fp16 after the codes, floats in params in the same order.
-  const auto* ph = reinterpret_cast<const uint16_t*>(vblock + size_t(D) * 16);
+  const auto* ph = reinterpret_cast<const uint16_t*>(vblock + int4_block_params_offset(D));
   for (int i = 0; i < 2 * kGroups * kKBlockTokens; i += W) store(params + i, from_f16(ph + i));
   const float* zf = params + kGroups * kKBlockTokens;
   for (int g = 0; g < kGroups; ++g)  // the block's lines in address order

@@ -108,7 +108,7 @@ namespace {
 
 // Byte offset of group g's scale (or zero: `which` 1) of token t inside a key block.
 size_t kblock_param_offset(KVQuant f, int D, int g, int t, int which) {
-  const size_t codes = f == KVQuant::Int4 ? size_t(D) * 16 : size_t(D) * 32;
+  const size_t codes = f == KVQuant::Int4 ? int4_block_params_offset(D) : size_t(D) * 32;
   const size_t per_kind = size_t(D / kKVQuantGroup) * kKBlockTokens * 2;
   return codes + size_t(which) * per_kind + (size_t(g) * kKBlockTokens + size_t(t)) * 2;
 }
@@ -172,7 +172,7 @@ namespace {
 
 // Byte of an int4 value block holding code byte k (elements 2k, 2k + 1) of group g of token t.
 size_t vblock_code_offset(int g, int k, int t) {
-  return size_t(g) * 512 + size_t(t / 4) * 64 + size_t(k) * 4 + size_t(t % 4);
+  return vblock_line_offset(g, t / 4) + size_t(k) * 4 + size_t(t % 4);
 }
 
 void check_vblock(KVQuant f, int t) {

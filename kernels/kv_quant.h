@@ -62,6 +62,14 @@ void kblock_get(KVQuant f, int head_dim, const uint8_t* block, int t, uint8_t* r
 //   then the scales [D/32 groups][32 tokens] fp16, then the zeros likewise (as in a key block).
 // A block takes exactly kKBlockTokens records' bytes (kv_quant_kblock_bytes).
 void vblock_put(KVQuant f, int head_dim, const uint8_t* record, uint8_t* block, int t);
+// Where an int4 value block's parts start: quad line u of group g, and the parameters (scales,
+// then zeros) after the head_dim * 16 code bytes, as in an int4 key block.
+inline size_t vblock_line_offset(int g, int u) {
+  return size_t(g) * 512 + size_t(u) * 64;
+}
+inline size_t int4_block_params_offset(int head_dim) {
+  return size_t(head_dim) * 16;
+}
 void vblock_get(KVQuant f, int head_dim, const uint8_t* block, int t, uint8_t* record);
 // Bytes one head's values take for `capacity` tokens: whole value blocks for int4, records for
 // q8_0.
