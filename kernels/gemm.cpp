@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -553,6 +554,12 @@ PackedWeight PackedWeight::pack_mixed(const std::vector<TypedRowSource>& parts, 
 
 namespace {
 
+// Rows per tile: each row's codes are unpacked once per tile, so more rows share that work. AVX2
+// with 3 rows spills a little yet beats 2 (bench_kquant M = 256, one thread, interleaved medians of
+// 4 on a Zen 3, 2026-11-28: q4_K 139 -> 122 ms, q5_K 220 -> 180, q6_K 401 -> 311, mxfp4 139 ->
+// 131).
+constexpr int kKR = simd::W == 16 ? 4 : 3;
+
 // The work split: items are (row block, panel group) pairs, handed to whichever thread asks next.
 // Threads only change which outputs a thread computes, never how: every item covers whole panels
 // and whole kMR row tiles, and gemm_part's per-output sequence is the same for any such range.
@@ -565,9 +572,20 @@ namespace {
 // items for 2 threads.) Chosen, not swept.
 constexpr size_t kItemsPerThread = 8;
 
+// Row blocks are cut in whole units of both kernels' row tiles (kMR for the float kernel, kKR
+// for the integer-dot one), as evenly as the units allow. Whole kMC blocks left a short last
+// block (512 rows: five of 96 and one of 32): the last items of a region were uneven, and on two
+// threads one sat idle for most of an item (f32 prefill GEMMs of `small` at 512 tokens: 95-96% of
+// an even schedule in three of its four weights, by simulating the claim order).
+constexpr size_t kRowUnit = std::lcm(size_t(kMR), size_t(kKR));
+
 struct GemmSplit {
-  size_t panels_per_item, rows_per_item, n_groups, n_row_blocks;
+  size_t panels_per_item, n_groups, n_row_blocks, row_units;
   size_t items() const { return n_groups * n_row_blocks; }
+  // Row block r is [row_begin(r, M), row_begin(r + 1, M)): whole units, sizes within one unit.
+  size_t row_begin(size_t r, size_t M) const {
+    return std::min(M, r * row_units / n_row_blocks * kRowUnit);
+  }
 };
 
 GemmSplit split_gemm(size_t M, size_t panels, int threads) {
@@ -575,10 +593,9 @@ GemmSplit split_gemm(size_t M, size_t panels, int threads) {
   const size_t want = kItemsPerThread * size_t(threads);
   s.panels_per_item = M <= kMC ? std::max<size_t>(1, panels / want) : kNCP;
   s.n_groups = (panels + s.panels_per_item - 1) / s.panels_per_item;
-  const size_t mblocks = (M + kMC - 1) / kMC;  // rows split in whole kMC blocks
-  const size_t row_blocks = std::clamp<size_t>((want + s.n_groups - 1) / s.n_groups, 1, mblocks);
-  s.rows_per_item = (mblocks + row_blocks - 1) / row_blocks * kMC;
-  s.n_row_blocks = (M + s.rows_per_item - 1) / s.rows_per_item;
+  const size_t mblocks = (M + kMC - 1) / kMC;  // at most one row block per kMC rows
+  s.row_units = (M + kRowUnit - 1) / kRowUnit;
+  s.n_row_blocks = std::clamp<size_t>((want + s.n_groups - 1) / s.n_groups, 1, mblocks);
   return s;
 }
 
@@ -586,11 +603,6 @@ GemmSplit split_gemm(size_t M, size_t panels, int threads) {
 // Integer dot products on quantized activations, for every M: k-quants on q8_K activations
 // (kquant_panel.h's dot_tile), MXFP4 and q8_0 on q8_0 (mxfp4_panel.h's, q8_0_panel.h's).
 // ---------------------------------------------------------------------------------------------
-// Rows per tile: each row's codes are unpacked once per tile, so more rows share that work. AVX2
-// with 3 rows spills a little yet beats 2 (bench_kquant M = 256, one thread, interleaved medians of
-// 4 on a Zen 3, 2026-11-28: q4_K 139 -> 122 ms, q5_K 220 -> 180, q6_K 401 -> 311, mxfp4 139 ->
-// 131).
-constexpr int kKR = simd::W == 16 ? 4 : 3;
 
 // Every row of X quantized once per call (row by row, so a row's codes never depend on M): q8_K
 // for the k-quants (a scale per 256, code sums per 16), q8_0 for MXFP4 and q8_0 weights (scale and
@@ -815,7 +827,7 @@ void run_gemm_items(const float* X, size_t M, size_t ldx, const PackedWeight& W,
     const size_t local = item - pt.first_item;
     const size_t g = local / s.n_row_blocks, r = local % s.n_row_blocks;
     const size_t p0 = g * s.panels_per_item, p1 = std::min(pt.panels, p0 + s.panels_per_item);
-    const size_t m0 = r * s.rows_per_item, m1 = std::min(M, m0 + s.rows_per_item);
+    const size_t m0 = s.row_begin(r, M), m1 = s.row_begin(r + 1, M);
     float* y = Y + pt.col0;
     const float* b = bias ? bias + pt.col0 : nullptr;
     const DType t = pt.w->type();
