@@ -439,8 +439,8 @@ inline void group_dots_int4_vnni(const QueryView& q, const uint8_t* block, int g
       int32_t quad;
       std::memcpy(&quad, q.codes + size_t(h) * D + size_t(e0), 4);
       const __m512i qb = _mm512_set1_epi32(quad);
-      acc[h][0] = _mm512_dpbusd_epi32(acc[h][0], lo, qb);
-      acc[h][1] = _mm512_dpbusd_epi32(acc[h][1], hi, qb);
+      acc[h][0] = simd::dpbusd(acc[h][0], lo, qb);
+      acc[h][1] = simd::dpbusd(acc[h][1], hi, qb);
     }
   }
   for (int h = 0; h < HN; ++h)

@@ -135,7 +135,7 @@ inline vi bcast4(const int8_t* p) {  // 4 bytes into every 32-bit lane
 // acc + sum of the 4 products u8(w) * s8(x) per 32-bit lane; exact (|sum| < 2^17 here).
 inline vi dot4(vi acc, vi w, vi x) {
 #if defined(__AVX512VNNI__)
-  return _mm512_dpbusd_epi32(acc, w, x);
+  return simd::dpbusd(acc, w, x);
 #else  // pairs never saturate: 63 * 127 * 2 < 2^15
   return _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(w, x), _mm512_set1_epi16(1)));
 #endif
