@@ -35,6 +35,7 @@
 #include "kernels/q8_0_panel.h"
 #include "kernels/quant.h"
 #include "kernels/simd.h"
+#include "kernels/stream_memory.h"
 #include "kernels/threading.h"
 
 namespace accel {
@@ -75,9 +76,9 @@ static_assert(kKC % kQK_K == 0 && kNR % 16 == 0);  // k-quant super-blocks never
 //   MXFP4      per panel, per 32-block of K: see mxfp4_panel.h (17 bytes per 32 elements, as ggml)
 //   Q4_K, Q5_K, Q6_K  per panel, per 256-super-block of K: see kquant_panel.h
 struct PackedWeight::Storage {
-  void* data = nullptr;  // 64-byte aligned
+  void* data = nullptr;  // from stream_alloc: 64-byte aligned at least
   size_t panel_bytes = 0;
-  ~Storage() { std::free(data); }
+  ~Storage() { stream_free(data); }
   const uint8_t* panel(size_t p) const {
     return static_cast<const uint8_t*>(data) + p * panel_bytes;
   }
@@ -477,8 +478,7 @@ PackedWeight PackedWeight::pack(DType t, const std::vector<RowSource>& parts, si
   const size_t panels = (rows + kNR - 1) / kNR;
   st->panel_bytes = panel_bytes_for(t, cols);
   const size_t total = std::max<size_t>(64, (panels * st->panel_bytes + 63) / 64 * 64);
-  st->data = std::aligned_alloc(64, total);
-  if (!st->data) throw std::bad_alloc();
+  st->data = stream_alloc(total);   // streamed whole by every decode step
   std::memset(st->data, 0, total);  // padded columns: zero weights / zero scales
   const size_t rb = dtype_row_bytes(t, cols);
   size_t part = 0, part_row0 = 0;  // the source holding row n, and its first row's index

@@ -6,6 +6,7 @@
 #include "kernels/gemm.h"
 #include "kernels/kquant_panel.h"
 #include "kernels/simd.h"
+#include "kernels/stream_memory.h"
 #include "kernels/threading.h"
 
 namespace accel {
@@ -28,6 +29,7 @@ KernelVariant kernel_variant() {
   v.block_prefetch_blocks = prefetch.blocks;
   v.decode_prefetch_source = prefetch.source;
   v.pool_spin_us = pool_spin_us();
+  v.transparent_hugepages = transparent_hugepage_mode();
   return v;
 }
 

@@ -19,6 +19,9 @@ struct KernelVariant {
   size_t kquant_prefetch_superblocks = 0, block_prefetch_blocks = 0;
   std::string decode_prefetch_source;
   int pool_spin_us = 0;  // ACCELBENCH_SPIN_US or its default (kernels/threading.h)
+  // The system's transparent huge page mode, which decides whether streamed buffers (weights, KV
+  // caches) sit on 2 MiB pages (kernels/stream_memory.h).
+  std::string transparent_hugepages;
 };
 
 KernelVariant kernel_variant();

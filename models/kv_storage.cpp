@@ -14,6 +14,7 @@
 #include "kernels/kv_quant.h"
 #include "kernels/kv_quant_kivi.h"
 #include "kernels/quant.h"
+#include "kernels/stream_memory.h"
 #include "kernels/threading.h"
 
 namespace accel {
@@ -37,8 +38,8 @@ class DenseStorage final : public KVStorage {
     for (auto& x : v_) x.resize(capacity * kv_dim_);
   }
   void release() override {
-    for (auto& x : k_) std::vector<T>().swap(x);
-    for (auto& x : v_) std::vector<T>().swap(x);
+    for (auto& x : k_) StreamVector<T>().swap(x);
+    for (auto& x : v_) StreamVector<T>().swap(x);
   }
   void attend(int layer, const AttentionShape& s, const AttendBatch& b, size_t row0,
               const int32_t* kv_pos) override {
@@ -72,7 +73,7 @@ class DenseStorage final : public KVStorage {
       quantize_row(DType::F16, src, dst, kv_dim_);  // round to nearest even
   }
   size_t kv_dim_;
-  std::vector<std::vector<T>> k_, v_;  // (layer) -> [capacity][kv_dim]
+  std::vector<StreamVector<T>> k_, v_;  // (layer) -> [capacity][kv_dim]
 };
 
 using F32Storage = DenseStorage<float, KVDType::F32, KVFormat::F32>;
@@ -111,7 +112,7 @@ class QuantStorage final : public KVStorage {
   }
   void release() override {
     for (auto* side : {&k_, &v_})
-      for (auto& x : *side) std::vector<uint8_t>().swap(x);
+      for (auto& x : *side) StreamVector<uint8_t>().swap(x);
     cap_ = 0;
   }
   void attend(int layer, const AttentionShape& s, const AttendBatch& b, size_t row0,
@@ -197,8 +198,8 @@ class QuantStorage final : public KVStorage {
   size_t khead(size_t capacity) const { return kv_quant_khead_bytes(kFormat, head_dim_, capacity); }
   size_t vhead(size_t capacity) const { return kv_quant_vhead_bytes(kFormat, head_dim_, capacity); }
   // Head-major arrays move when the capacity changes: each head's bytes start at head * stride.
-  void relayout(std::vector<uint8_t>& x, size_t old_stride, size_t new_stride) {
-    std::vector<uint8_t> y(size_t(n_heads_) * new_stride);
+  void relayout(StreamVector<uint8_t>& x, size_t old_stride, size_t new_stride) {
+    StreamVector<uint8_t> y(size_t(n_heads_) * new_stride);
     const size_t keep = std::min(old_stride, new_stride);
     if (!x.empty())
       for (int g = 0; g < n_heads_; ++g)
@@ -207,8 +208,8 @@ class QuantStorage final : public KVStorage {
   }
   int n_heads_, head_dim_;
   size_t rec_, cap_ = 0;
-  std::vector<std::vector<uint8_t>> k_, v_;  // (layer) -> head-major key blocks / values
-  std::vector<float> kf_, vf_;               // seed placement: f32 context of a batch
+  std::vector<StreamVector<uint8_t>> k_, v_;  // (layer) -> head-major key blocks / values
+  std::vector<float> kf_, vf_;                // seed placement: f32 context of a batch
 };
 
 using Int4Storage = QuantStorage<KVDType::Int4, KVQuant::Int4, QuantPlacement::Seed>;

@@ -14,6 +14,7 @@
 #include "kernels/attention_kivi.h"
 #include "kernels/check.h"
 #include "kernels/kv_quant_kivi.h"
+#include "kernels/stream_memory.h"
 
 namespace accel {
 
@@ -57,8 +58,8 @@ class KiviStorage final : public KVStorage {
   void release() override {
     release_prefill_scratch();
     for (Layer& l : layers_) {
-      std::vector<uint8_t>().swap(l.k);
-      std::vector<uint8_t>().swap(l.v);
+      StreamVector<uint8_t>().swap(l.k);
+      StreamVector<uint8_t>().swap(l.v);
       l.res_block = l.res_rows = 0;
     }
     cap_ = blocks_ = 0;
@@ -103,7 +104,7 @@ class KiviStorage final : public KVStorage {
 
  private:
   struct Layer {
-    std::vector<uint8_t> k, v;        // key blocks [head][block][kbb], values [head][row][vrb]
+    StreamVector<uint8_t> k, v;       // key blocks [head][block][kbb], values [head][row][vrb]
     std::vector<float> res_k, res_v;  // [32][kv_dim]: the residual block's rows
     // The block being filled and its rows so far. A linear cache's rows below it are sealed; a
     // ring's sealed blocks are all the others (kv_cache.h: a slot read as empty is masked).
@@ -179,8 +180,8 @@ class KiviStorage final : public KVStorage {
     return view_pos_.data();
   }
   // Head-major arrays move when the capacity changes: each head's bytes start at head * stride.
-  void relayout(std::vector<uint8_t>& x, size_t old_stride, size_t new_stride) const {
-    std::vector<uint8_t> y(heads_ * new_stride);
+  void relayout(StreamVector<uint8_t>& x, size_t old_stride, size_t new_stride) const {
+    StreamVector<uint8_t> y(heads_ * new_stride);
     const size_t keep = std::min(old_stride, new_stride);
     if (!x.empty())
       for (size_t g = 0; g < heads_; ++g) std::memcpy(&y[g * new_stride], &x[g * old_stride], keep);

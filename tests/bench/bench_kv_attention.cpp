@@ -41,6 +41,7 @@
 #include "kernels/fp16.h"
 #include "kernels/kv_quant.h"
 #include "kernels/kv_quant_kivi.h"
+#include "kernels/stream_memory.h"
 #include "kernels/threading.h"
 #include "tests/bench/machine_rates.h"
 #include "tests/support/test_support.h"
@@ -53,17 +54,23 @@ struct ShapeDef {
 };
 constexpr ShapeDef kShapes[] = {{"seed", 64, 8, 128}, {"small", 12, 4, 64}};
 
+template <class T>
+using Stream = accel::StreamVector<T>;
+
 // Every representation of one random cache; the quantized ones hold the same keys and values.
 struct Cache {
   const ShapeDef* sh = nullptr;
   size_t n = 0;
-  std::vector<float> q, k, v, out;
-  std::vector<uint16_t> k16, v16;
-  std::vector<uint8_t> k4, v4, k8, v8;  // head-major key blocks / value records
-  std::vector<uint8_t> k4rec;           // int4 keys as plain records (dequantize-then-attend)
-  std::vector<uint8_t> v4blk;           // int4 values as value blocks (the fused kernel's)
+  // The caches come from the allocator of the engine's KV caches (kernels/stream_memory.h), whose
+  // page size the read-bandwidth rates they are held against use too.
+  std::vector<float> q, out;
+  Stream<float> k, v;
+  Stream<uint16_t> k16, v16;
+  Stream<uint8_t> k4, v4, k8, v8;  // head-major key blocks / value records
+  Stream<uint8_t> k4rec;           // int4 keys as plain records (dequantize-then-attend)
+  Stream<uint8_t> v4blk;           // int4 values as value blocks (the fused kernel's)
   std::vector<int32_t> pos;
-  std::vector<float> kd, vd;  // dequantized int4, token-major (the seed baseline's input)
+  Stream<float> kd, vd;  // dequantized int4, token-major (the seed baseline's input)
   accel::AttentionShape shape() const {
     return {sh->heads, sh->kv_heads, sh->D, float(1.0 / std::sqrt(double(sh->D)))};
   }
@@ -78,8 +85,8 @@ struct Cache {
 
 // Key blocks for the fused kernel, value records, (krec) the keys as plain records and (vblk) the
 // values as int4 value blocks.
-void quantize_all(Cache& c, accel::KVQuant f, std::vector<uint8_t>& kq, std::vector<uint8_t>& vq,
-                  std::vector<uint8_t>* krec, std::vector<uint8_t>* vblk = nullptr) {
+void quantize_all(Cache& c, accel::KVQuant f, Stream<uint8_t>& kq, Stream<uint8_t>& vq,
+                  Stream<uint8_t>* krec, Stream<uint8_t>* vblk = nullptr) {
   const int D = c.sh->D;
   const size_t rec = accel::kv_quant_record_bytes(f, D);
   const size_t kh = accel::kv_quant_khead_bytes(f, D, c.n);
@@ -112,8 +119,10 @@ Cache& cache(int shape, size_t n) {
   c->n = n;
   const size_t qd = size_t(c->sh->heads) * c->sh->D, kvd = c->kv_dim();
   c->q = accel::test::random_normal(qd, 1);
-  c->k = accel::test::random_normal(n * kvd, 2);
-  c->v = accel::test::random_normal(n * kvd, 3);
+  const std::vector<float> k = accel::test::random_normal(n * kvd, 2);
+  const std::vector<float> v = accel::test::random_normal(n * kvd, 3);
+  c->k.assign(k.begin(), k.end());
+  c->v.assign(v.begin(), v.end());
   c->out.assign(qd, 0.f);
   c->k16.resize(n * kvd);
   c->v16.resize(n * kvd);
@@ -213,7 +222,7 @@ void fused(benchmark::State& st, int shape, size_t n, accel::KVQuant f,
 struct KiviCache {
   int bits = 4;
   size_t n_quant = 0;
-  std::vector<uint8_t> k, v;
+  Stream<uint8_t> k, v;
   accel::KiviKV view(const Cache& c) const {
     const size_t kbb = accel::kivi_key_block_bytes(bits, c.sh->D);
     const size_t vrb = accel::kivi_value_record_bytes(bits, c.sh->D);

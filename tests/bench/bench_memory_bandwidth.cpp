@@ -9,17 +9,20 @@
 #include <cstdlib>
 #include <new>
 
+#include "kernels/stream_memory.h"
+
 namespace {
 
 constexpr size_t kBytes = size_t(1) << 30;  // 1 GiB: far beyond the last-level cache
 constexpr size_t kFloats = kBytes / sizeof(float);
 
 // The buffer is first touched by the same static split the readers use, so with 2 threads each
-// half is faulted in by the thread that streams it.
+// half is faulted in by the thread that streams it. It comes from the allocator of the buffers it
+// bounds (packed weights, KV caches: kernels/stream_memory.h), so both sides read memory of the
+// same page size.
 float* buffer() {
   static float* p = [] {
-    auto* b = static_cast<float*>(std::aligned_alloc(64, kBytes));
-    if (!b) throw std::bad_alloc();
+    auto* b = static_cast<float*>(accel::stream_alloc(kBytes));
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < kFloats; ++i) b[i] = float(i & 1023) * 1e-3f;
     return b;

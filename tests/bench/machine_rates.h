@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/fma_peak.h"
+#include "kernels/stream_memory.h"
 #include "kernels/threading.h"
 
 namespace accel::bench {
@@ -37,7 +38,8 @@ inline void simd_sum_read(const float* buf, size_t nf, std::vector<float>& parti
 inline void dram_read(benchmark::State& st, int threads) {
   set_num_threads(threads);
   constexpr size_t kBytes = size_t(1) << 30;
-  static std::vector<float> buf(kBytes / 4, 1.f);
+  // From the allocator of the buffers it bounds (kernels/stream_memory.h): the same page size.
+  static std::vector<float, StreamAllocator<float>> buf(kBytes / 4, 1.f);
   std::vector<float> partial(size_t(parallel_slots()) * 16);
   for (auto _ : st) simd_sum_read(buf.data(), buf.size(), partial);
   st.counters["bytes"] = double(kBytes);

@@ -147,6 +147,7 @@ TEST(Environment, RecordsTheCpuIdentityAndTheKernelVariant) {
   EXPECT_EQ(k.at("block_prefetch_blocks"), v.block_prefetch_blocks);
   EXPECT_EQ(k.at("decode_prefetch_source"), v.decode_prefetch_source);
   EXPECT_EQ(k.at("pool_spin_us"), v.pool_spin_us);
+  EXPECT_EQ(k.at("transparent_hugepages"), v.transparent_hugepages);
 }
 
 // A scratch repository with one committed file.

@@ -11,6 +11,7 @@
 
 #include "kernels/decode_prefetch.h"
 #include "kernels/simd.h"
+#include "kernels/stream_memory.h"
 #include "kernels/threading.h"
 
 namespace accel {
@@ -68,6 +69,14 @@ TEST(KernelVariant, RecordsTheDecodePrefetchChoice) {
   EXPECT_EQ(v.block_prefetch_blocks, decode_prefetch().blocks);
   EXPECT_EQ(v.decode_prefetch_source, decode_prefetch().source);
   EXPECT_FALSE(v.decode_prefetch_source.empty());
+}
+
+// The huge page mode recorded is the system's, as stream_memory.h reads it.
+TEST(KernelVariant, RecordsTheHugePageMode) {
+  const std::string mode = kernel_variant().transparent_hugepages;
+  EXPECT_EQ(mode, transparent_hugepage_mode());
+  EXPECT_TRUE(mode == "always" || mode == "madvise" || mode == "never" || mode == "unknown")
+      << mode;
 }
 
 TEST(KernelVariant, PoolSpinFollowsTheEnvironment) {
