@@ -29,12 +29,13 @@ struct Entry {
 // scripts/tune_decode_prefetch.sh measures a CPU kind's row: the decode benchmarks at each
 // distance, interleaved, on the machine itself.
 constexpr Entry kTable[] = {
-    // AMD Zen 5 (2-core EPYC), scripts/tune_decode_prefetch.sh on 2026-11-29: Q4_K_M decode
-    // (ENGINE=1, 3 rounds) at 0 / 1 / 2 / 3 / 4 super-blocks ahead took 44.0 / 22.9 / 22.9 / 26.5 /
-    // 24.5 ms per token on 1 thread and 24.9 / 15.1 / 15.7 / 17.8 / 17.8 on 2: 1 and 2 tie within
-    // the noise, so 2 as measured on 2026-11-26. The q8_0 and MXFP4 GEMVs were within the noise of
-    // each other from 2 to 12 blocks ahead (5 rounds); 8 as measured on Zen 3 (q8_0_panel.h).
-    {"AuthenticAMD", 26, -1, 2, 8, "Zen 5 (family 26), measured 2026-11-29"},
+    // AMD Zen 5 (2-core EPYC), with the weights on 2 MiB pages (kernels/stream_memory.h):
+    // scripts/tune_decode_prefetch.sh on 2026-11-29 (ENGINE=1, 3 rounds) timed Q4_K_M decode at
+    // 0 / 1 / 2 / 3 super-blocks ahead at 47.9 / 16.8 / 17.2 / 17.8 ms per token on 1 thread and
+    // 25.2 / 9.6 / 13.9 / 14.3 on 2; then 1 against 2 alone, 5 interleaved rounds: 37.2 / 35.4
+    // GB/s on 1 thread, 46.7 / 44.2 on 2. (On 4 KiB pages 1 and 2 had tied, and 2 was kept.) The
+    // q8_0 GEMV tied at 4 and 8 blocks ahead and MXFP4 was faster at 8 (5 rounds): 8, as on Zen 3.
+    {"AuthenticAMD", 26, -1, 1, 8, "Zen 5 (family 26), measured 2026-11-29"},
 };
 
 // What a CPU kind with no entry gets: Zen 5's setting, the only one measured on an AVX-512 CPU.

@@ -33,7 +33,7 @@ TEST(DecodePrefetch, TableEntryMatchesItsFamily) {
   for (const char* kind : {kZen5, "AuthenticAMD family 26 model 68"}) {
     for (const char* env : {static_cast<const char*>(nullptr), ""}) {
       const DecodePrefetch p = choose_decode_prefetch(kind, env);
-      EXPECT_EQ(p.kquant_superblocks, 2u) << kind;
+      EXPECT_EQ(p.kquant_superblocks, 1u) << kind;
       EXPECT_EQ(p.blocks, 8u) << kind;
       EXPECT_EQ(p.source.rfind("table: ", 0), 0u) << p.source;
     }
@@ -46,7 +46,7 @@ TEST(DecodePrefetch, UnmeasuredKindGetsTheDefaultAndSaysSo) {
   for (const std::string kind :
        {"GenuineIntel family 6 model 143", "AuthenticAMD family 25 model 1", "unknown"}) {
     const DecodePrefetch p = choose_decode_prefetch(kind, nullptr);
-    EXPECT_EQ(p.kquant_superblocks, 2u);
+    EXPECT_EQ(p.kquant_superblocks, 1u);
     EXPECT_EQ(p.blocks, 8u);
     EXPECT_NE(p.source.find("no measured entry for " + kind), std::string::npos) << p.source;
   }
