@@ -15,14 +15,14 @@ namespace accel {
 // huge pages (madvise(MADV_HUGEPAGE)); smaller ones are only 64-byte aligned.
 constexpr size_t kStreamHugePageBytes = size_t(2) << 20;
 
-// `bytes` (> 0) of uninitialised memory, 64-byte aligned, and on huge pages as above where the
-// system grants them (in its "madvise" or "always" mode; "never" leaves 4 KiB pages). Release with
-// stream_free. Throws std::bad_alloc.
+// `bytes` of uninitialised memory (0 counts as 1), 64-byte aligned, and on huge pages as above
+// where the system grants them (in its "madvise" or "always" mode; "never" leaves 4 KiB pages).
+// Release with stream_free. Throws std::bad_alloc.
 //
-// Why: a stream on 4 KiB pages changes page every 64 cache lines, and on the AMD Zen 5 these runs
-// used the stream then ran slower: Q4_K_M decode of `medium` on one thread read its weights at
-// 33.3 GB/s on 4 KiB pages and 36.6 on 2 MiB ones, and a plain 1 GiB read went from 38.7 to 40.7
-// GB/s (bench_engine BM_DecodeQ4KM, bench_memory_bandwidth, interleaved medians, 2026-11-29).
+// Why: a stream on 4 KiB pages changes page every 64 cache lines. On a 2-core AMD Zen 5 VM
+// (2026-11-29, interleaved medians) Q4_K_M decode of `medium` on one thread read its weights at
+// 33.3 GB/s on 4 KiB pages and 36.6 on 2 MiB ones (bench_engine BM_DecodeQ4KM, 4 runs each), and
+// bench_memory_bandwidth's 1 GiB read went from 38.7 to 40.7 GB/s (3 runs each).
 void* stream_alloc(size_t bytes);
 void stream_free(void* p) noexcept;
 

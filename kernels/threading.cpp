@@ -14,8 +14,8 @@
 // thread whose share is done takes items from the others' (so a descheduled thread still holds up
 // nothing). Contiguous shares keep each thread's stream of a weight in address order: with one
 // shared counter the two threads of a decode step took alternate items, and each thread's stream
-// jumped at every item (Q4_K_M decode on 2 threads of a Zen 5, a share per thread against
-// alternate items: 41.0 vs 38.8 GB/s, medians of 5 interleaved runs, 2026-11-29).
+// jumped at every item (Q4_K_M decode on 2 threads of a Zen 5, bench_engine BM_DecodeQ4KM: 42.4
+// GB/s with one counter, 44.8 with shares, medians of 6 interleaved runs, 2026-11-29).
 #include "kernels/threading.h"
 
 #include <immintrin.h>
