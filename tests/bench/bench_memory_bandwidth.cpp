@@ -6,9 +6,6 @@
 #include <immintrin.h>
 #include <omp.h>
 
-#include <cstdlib>
-#include <new>
-
 #include "kernels/stream_memory.h"
 
 namespace {
