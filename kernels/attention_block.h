@@ -56,6 +56,22 @@ alignas(64) inline constexpr uint8_t kQuadIndex[64] = {
     11, 27, 43, 59, 12, 28, 44, 60, 13, 29, 45, 61, 14, 30, 46, 62, 15, 31, 47, 63};
 #endif
 
+// W fp16 values as floats, lane i taken where bit i of `bits` is set and 0 elsewhere (masked-off
+// lanes are not read).
+inline vf from_f16_masked(const uint16_t* p, uint32_t bits) {
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+  return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(__mmask16(bits & 0xffffu), p));
+#else
+  alignas(32) uint16_t h[W];
+  for (int i = 0; i < W; ++i) h[i] = (bits >> i & 1u) ? p[i] : 0;
+#if defined(__AVX512F__)
+  return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(h)));
+#else
+  return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h)));
+#endif
+#endif
+}
+
 inline float exp2_scalar(float x) {
   return lane0(simd::exp2(set1(x)));
 }

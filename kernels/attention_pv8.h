@@ -23,6 +23,7 @@
 namespace accel::attention_pv8 {
 
 using namespace simd;
+using attention_block::from_f16_masked;
 using attention_block::hsum;
 using attention_block::kBlk;
 using attention_block::kBV;
@@ -63,22 +64,6 @@ inline vi load_bytes(const uint8_t* p) {
   return _mm512_load_si512(p);
 #else
   return _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
-#endif
-}
-
-// W fp16 values as floats, lane i taken where bit i of `bits` is set and 0 elsewhere (masked-off
-// lanes are not read).
-inline vf from_f16_masked(const uint16_t* p, uint32_t bits) {
-#if defined(__AVX512BW__) && defined(__AVX512VL__)
-  return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(__mmask16(bits & 0xffffu), p));
-#else
-  alignas(32) uint16_t h[W];
-  for (int i = 0; i < W; ++i) h[i] = (bits >> i & 1u) ? p[i] : 0;
-#if defined(__AVX512F__)
-  return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(h)));
-#else
-  return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h)));
-#endif
 #endif
 }
 

@@ -10,9 +10,12 @@
 // query rounded to int8 the per-group dot is an exact integer, 4 elements per vpdpbusd (the float
 // path it replaced spent 9 vector operations per key element and 32 keys on dequantizing, against
 // 2 FMAs per query head).
-// A block's values (an int4 value block, or 32 q8_0 records) are dequantized into a 32 x head_dim
-// f32 tile that stays in L1 (16 KB at head_dim 128). Hand-written with the simd.h layer because the
-// reduction order is part of the result and the loop is the whole cost of long-context decode.
+// An int4 value block's codes feed the P.V FMAs straight from its lines as c - z, each key's
+// weight p * s computed once per group (attention_pv_codes.h; dequantizing the block into an f32
+// tile first cost 1.2-1.4x as much at the seed and `small` shapes, 2026-11-29); 32 q8_0 value
+// records are dequantized into a 32 x head_dim f32 tile that stays in L1. Hand-written with the
+// simd.h layer because the reduction order is part of the result and the loop is the whole cost of
+// long-context decode.
 #include "kernels/attention_quant.h"
 
 #include <algorithm>
@@ -27,6 +30,7 @@
 
 #include "kernels/attention_block.h"
 #include "kernels/attention_pv8.h"
+#include "kernels/attention_pv_codes.h"
 #include "kernels/check.h"
 #include "kernels/quant.h"
 #include "kernels/simd.h"
@@ -78,86 +82,6 @@ inline void nibbles(const uint8_t* p, vf& lo, vf& hi) {
 }
 #endif
 
-// Group g's code bytes of the four tokens of quad u of an int4 value block (kv_quant.h: token
-// 4u + r's byte k at 4k + r of the quad's line), token r's 16 bytes in out[r]. With AVX-512 VBMI
-// one byte permutation of the line; otherwise SSSE3 byte shuffles gather each 16-byte lane's bytes
-// by token (lane L holds bytes 4L..4L+3 of each), then a 4 x 4 transposition of dwords.
-inline void vblock_quad_codes(const uint8_t* vblock, int g, int u, __m128i* out) {
-  const uint8_t* line = vblock + vblock_line_offset(g, u);
-#if defined(__AVX512VBMI__)
-  // Byte 16r + k of the result = byte 4k + r of the line.
-  alignas(64) static constexpr uint8_t kByToken[64] = {
-      0,  4,  8,  12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 1,  5,  9,  13, 17, 21,
-      25, 29, 33, 37, 41, 45, 49, 53, 57, 61, 2,  6,  10, 14, 18, 22, 26, 30, 34, 38, 42, 46,
-      50, 54, 58, 62, 3,  7,  11, 15, 19, 23, 27, 31, 35, 39, 43, 47, 51, 55, 59, 63};
-  const __m512i x = _mm512_permutexvar_epi8(_mm512_load_si512(kByToken), _mm512_loadu_si512(line));
-  out[0] = _mm512_castsi512_si128(x);
-  out[1] = _mm512_extracti32x4_epi32(x, 1);
-  out[2] = _mm512_extracti32x4_epi32(x, 2);
-  out[3] = _mm512_extracti32x4_epi32(x, 3);
-#else
-  const __m128i by_token = _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  __m128i d[4];
-  for (int L = 0; L < 4; ++L)
-    d[L] = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(line + 16 * L)),
-                            by_token);
-  const __m128i a = _mm_unpacklo_epi32(d[0], d[1]), b = _mm_unpacklo_epi32(d[2], d[3]);
-  const __m128i c = _mm_unpackhi_epi32(d[0], d[1]), e = _mm_unpackhi_epi32(d[2], d[3]);
-  out[0] = _mm_unpacklo_epi64(a, b);
-  out[1] = _mm_unpackhi_epi64(a, b);
-  out[2] = _mm_unpacklo_epi64(c, e);
-  out[3] = _mm_unpackhi_epi64(c, e);
-#endif
-}
-
-// One group's 32 values of a token in tile lane order from its 16 code bytes and its scale s and
-// zero z (as floats at sp, zp); the values are kv_dequantize_head's, bit for bit. With AVX-512 the
-// group's 16 possible values (k - z) * s are computed once, by the same two operations, and the
-// codes index them (vpermps reads the low 4 bits of each byte, so the low nibble needs no mask).
-inline void dequant_int4_group(__m128i codes, const float* sp, const float* zp, float* t) {
-  const vf sv = bcast(sp), zv = bcast(zp);
-#if defined(__AVX512F__)
-  const vf lut =
-      mul(sub(_mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), zv), sv);
-  const __m512i b = _mm512_cvtepu8_epi32(codes);
-  store(t, _mm512_permutexvar_ps(b, lut));
-  store(t + W, _mm512_permutexvar_ps(_mm512_srli_epi32(b, 4), lut));
-#else
-  alignas(16) uint8_t bytes[16];
-  _mm_store_si128(reinterpret_cast<__m128i*>(bytes), codes);
-  for (int h = 0; h < kKVQuantGroup / (2 * W); ++h) {
-    vf lo, hi;
-    nibbles(bytes + h * W, lo, hi);
-    store(t + h * 2 * W, mul(sub(lo, zv), sv));
-    store(t + h * 2 * W + W, mul(sub(hi, zv), sv));
-  }
-#endif
-}
-
-// The visible tokens (bit t of `bits`) of an int4 value block into tile rows t (D floats each, lane
-// order). The block's scales and zeros are converted once, a vector of keys at a time (exact, as
-// half_to_float), into `params` (2 * D floats). A quad with no visible token is skipped; in the
-// others every token is dequantized (a row nobody sees is never read: the P.V skips it).
-template <int D>
-inline void dequant_int4_block(const uint8_t* vblock, uint32_t bits, float* params, float* tile) {
-  constexpr int kGroups = D / kKVQuantGroup;
-  // [scales, zeros][group][token] fp16 after the codes, floats in params in the same order.
-  const auto* ph = reinterpret_cast<const uint16_t*>(vblock + int4_block_params_offset(D));
-  for (int i = 0; i < 2 * kGroups * kKBlockTokens; i += W) store(params + i, from_f16(ph + i));
-  const float* zf = params + kGroups * kKBlockTokens;
-  for (int g = 0; g < kGroups; ++g)  // the block's lines in address order
-    for (int u = 0; u < kKBlockTokens / 4; ++u) {
-      if (!(bits >> (4 * u) & 15u)) continue;
-      __m128i codes[4];
-      vblock_quad_codes(vblock, g, u, codes);
-      for (int r = 0; r < 4; ++r) {
-        const int p = g * kKBlockTokens + 4 * u + r;
-        dequant_int4_group(codes[r], params + p, zf + p,
-                           tile + size_t(4 * u + r) * D + g * kKVQuantGroup);
-      }
-    }
-}
-
 // q8_0 values are in element order in both the tile and the rows: one definition for both.
 void dequant_q8_natural(const uint8_t* rec, int D, float* x) {
   for (int g = 0; g < D / kKVQuantGroup; ++g) {
@@ -174,19 +98,12 @@ inline void dequant_q8(const uint8_t* rec, float* t) {
   dequant_q8_natural(rec, D, t);
 }
 
-// The visible tokens (bit t of `bits`, t < nb) of the block of values starting at `values` (int4:
-// a value block; q8_0: 32 records) into tile rows t.
-template <KVQuant F, int D>
-inline void dequant_values(const uint8_t* values, size_t rec, int nb, uint32_t bits, float* params,
-                           float* tile) {
-  if constexpr (F == KVQuant::Int4) {
-    (void)nb;  // bits has no bit at or past nb
-    dequant_int4_block<D>(values, bits, params, tile);
-  } else {
-    (void)params;
-    for (int t = 0; t < nb; ++t)
-      if (bits >> t & 1u) dequant_q8<D>(values + size_t(t) * rec, tile + size_t(t) * D);
-  }
+// The visible q8_0 records (bit t of `bits`, t < nb) of the 32 starting at `values` into tile
+// rows t.
+template <int D>
+inline void dequant_values(const uint8_t* values, size_t rec, int nb, uint32_t bits, float* tile) {
+  for (int t = 0; t < nb; ++t)
+    if (bits >> t & 1u) dequant_q8<D>(values + size_t(t) * rec, tile + size_t(t) * D);
 }
 
 // The same values in element order (for the dequantize-then-attend path): the lane-order vectors
@@ -323,16 +240,17 @@ void quantize_queries(const float* q, int heads, int D, QuantQueries& out, size_
 }
 
 struct Scratch {
-  AlignedFloats vt, p, alpha;
-  AlignedFloats vparams;  // int4: a value block's scales and zeros as floats
-  QuantQueries q;         // the item's G heads (when they are not rounded ahead of the items)
+  AlignedFloats vt, p, alpha;  // vt: q8_0's value tile
+  AlignedFloats w, z;  // int4 exact P.V: the block's weights and zeros (attention_pv_codes.h)
+  QuantQueries q;      // the item's G heads (when they are not rounded ahead of the items)
   std::unique_ptr<attention_pv8::ValueBlock> vb;  // QuantPV::Int8: the block's value codes
   int D = 0, G = 0;                               // the shape it was fitted to
   void fit(const Problem& pr) {
     if (pr.pv8 && !vb) vb = std::make_unique<attention_pv8::ValueBlock>();
     if (D == pr.D && G == pr.G) return;
     vt.assign(size_t(kBlk) * size_t(pr.D));
-    vparams.assign(size_t(2) * size_t(pr.D));
+    w.assign(size_t(pr.D / kKVQuantGroup) * size_t(pr.G) * kBlk);
+    z.assign(size_t(pr.D / kKVQuantGroup) * kBlk);
     p.assign(size_t(pr.G) * kBlk);
     alpha.assign(size_t(pr.G));
     q.fit(size_t(pr.G), pr.D);
@@ -572,18 +490,24 @@ void run_chunk_nv(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, fl
       softmax_heads_n<kHeadsPerPass>(hn, s, pr.c, bits, part + size_t(h0) * stride, stride,
                                      &sc.p[size_t(h0) * kBlk], alpha + h0);
     }
+    const uint8_t* values = vbase + j0 * pr.rec;
     if constexpr (F == KVQuant::Int4) {
       if (pr.pv8) {
-        attention_pv8::load_value_block(vbase + j0 * pr.rec, D, bits, *sc.vb);
+        attention_pv8::load_value_block(values, D, bits, *sc.vb);
         for (int h = 0; h < pr.G; ++h)
           attention_pv8::pv8_head<NV>(part + size_t(h) * stride + kPartO, alpha[h],
                                       &sc.p[size_t(h) * kBlk], *sc.vb);
-        continue;
+      } else {
+        attention_pv_codes::block_weights(pr.G, D, sc.p.data(), bits, values, sc.w.data(),
+                                          sc.z.data());
+        attention_pv_codes::pv_heads(pr.G, D, part, stride, kPartO, alpha, sc.w.data(), sc.z.data(),
+                                     bits, values);
       }
+    } else {
+      dequant_values<D>(values, pr.rec, nb, bits, sc.vt.data());
+      pv_heads<NV, pv_heads_per_pass<NV>()>(pr.G, part, stride, kPartO, alpha, sc.p.data(), bits,
+                                            sc.vt.data());
     }
-    dequant_values<F, D>(vbase + j0 * pr.rec, pr.rec, nb, bits, sc.vparams.data(), sc.vt.data());
-    pv_heads<NV, pv_heads_per_pass<NV>()>(pr.G, part, stride, kPartO, alpha, sc.p.data(), bits,
-                                          sc.vt.data());
   }
 }
 

@@ -14,8 +14,13 @@
 //   order (q8_0 keys: fma(I, d * dq, acc)), score_j = acc * scale * log2(e), SIMD lanes running
 //   over keys. So a score equals q̃ · k̂ for the rounded query q̃ (|q - q̃| <= dq / 2 per element)
 //   and the keys' exact dequantized values, up to float rounding of the fold;
-//   values are dequantized to kv_dequantize_head's exact values into an L1 tile in a lane order
-//   fixed by the SIMD width;
+//   values, int4: per block, head and value group, o = o * alpha, then o = fma(w_t, c_t - z_t, o)
+//   over the visible keys in order, with w_t = p_t * s_t in f32 (s_t, z_t: the key's scale and
+//   zero; c_t its code) and c_t - z_t exact (bar fp16-subnormal zeros): the terms p_t * v̂_t of
+//   the definition, associated as (p_t * s_t) * (c_t - z_t) where v̂_t = (c_t - z_t) * s_t
+//   (attention_pv_codes.h); q8_0: dequantized to kv_dequantize_head's exact values into an L1
+//   tile, then o = fma(p_t, v̂_t, o * alpha) over the visible keys in order; either way in a lane
+//   order fixed by the SIMD width;
 //   per block the online softmax of attention.cpp (exp2 domain, masked keys skipped); each chunk
 //   ends with (m_c, l_c, o_c); the merge, in chunk order, takes M = max m_c over non-empty
 //   chunks, l = sum l_c * 2^(m_c - M), o = sum o_c * 2^(m_c - M), out = o / l.
@@ -52,8 +57,8 @@ struct QuantKV {
 // forces the exact-float path every other build uses. Both give the same bits (the group dots are
 // exact integers either way); Float exists so that a test can hold them to it.
 enum class QuantScorePath { Auto, Float };
-// How P.V is computed for an int4 cache. Exact: values dequantized exactly into an f32 tile, each
-// weight p an f32 FMA operand (the numerics above). Int8 (attention_pv8.h): per 32-key block, head
+// How P.V is computed for an int4 cache. Exact: f32 weights p * s times c - z, in f32 FMAs (the
+// numerics above). Int8 (attention_pv8.h): per 32-key block, head
 // and value group, the weights w_t = p_t * s_t (s_t: key t's value scale) are rounded to u8 codes
 // u_t relative to the block's largest (P = max p, sigma = max s over visible keys), and
 // sum_t u_t * c_{t,e} runs on the int4 codes in exact integers (vpdpbusd, or vpmaddubsw +
