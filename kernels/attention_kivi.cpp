@@ -471,8 +471,10 @@ void run_chunk_nv(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, fl
     const int nb = int(std::min<size_t>(kBlk, j_end - j0));
     const uint32_t bits = visible_bits(pr.kv_pos + j0, nb, qp, ql);
     if (!bits) continue;
+    // The next block is prefetched past the chunk's end too: the head's next chunk is usually
+    // this thread's next item.
     if (j0 < pr.kv.n_quant)
-      quant_block<NV>(pr, sc, qrow, g, j0, bits, j0 + kBlk < std::min(j_end, pr.kv.n_quant), part);
+      quant_block<NV>(pr, sc, qrow, g, j0, bits, j0 + kBlk < pr.kv.n_quant, part);
     else
       f32_block<NV>(pr, sc, qrow, g, j0, nb, bits, part);
   }

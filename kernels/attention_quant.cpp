@@ -481,7 +481,8 @@ void run_chunk_nv(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, fl
     const uint32_t bits = visible_bits(pr.kv_pos + j0, nb, qp, ql);
     if (!bits) continue;
     const uint8_t* block = kbase + j0 / kKBlockTokens * pr.kblock;
-    if (j0 + kBlk < j_end) prefetch_block(block + pr.kblock, vbase + (j0 + kBlk) * pr.rec, pr);
+    // Past the chunk's end too: the head's next chunk is usually this thread's next item.
+    if (j0 + kBlk < pr.n_kv) prefetch_block(block + pr.kblock, vbase + (j0 + kBlk) * pr.rec, pr);
     float* alpha = sc.alpha.data();
     for (int h0 = 0; h0 < pr.G; h0 += kHeadsPerPass) {
       const int hn = std::min(kHeadsPerPass, pr.G - h0);
