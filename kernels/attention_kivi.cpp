@@ -13,9 +13,11 @@
 // Tile positions follow the pack order (code_at) rather than token / element order, whatever the
 // vector width; outputs are put back in element order. The AVX2 build decodes a block's key codes
 // into a 32 x D float tile and its values into a 32 x D tile in L1. The AVX-512 build decodes each
-// code row in registers where it is used (the scores; P.V when one pass holds the group's heads),
-// the same values in the same operations, so the same bits, without the tiles' stores and loads:
-// 1.45x faster at the small shape, 32K keys (Zen 5, 2026-11-29). Both widths run the tests.
+// code row in registers where it is used (the scores; P.V in one pass when it holds the group's
+// heads, else one value group for up to 8 heads at a time), the same values in the same
+// operations, so the same bits, without the tiles' stores and loads: 1.45x faster at the small
+// shape, 32K keys; 0.84-0.99x the time at the seed shape (Zen 5, 2026-11-29). Both widths run the
+// tests.
 #include "kernels/attention_kivi.h"
 
 #include <algorithm>
@@ -303,6 +305,58 @@ void block_pv_codes(float* const* o, const float* alpha, const float* const* p, 
   pv_end<NV, HN>(o, ov);
 }
 
+// block_pv_codes for more heads than one pass holds: value group by value group, up to HN heads
+// at a time over the group's kBV vectors, each visible row's group decoded once per pass (the
+// value tile's fill decoded it once too, then stored it and loaded it back per pass). Per output
+// element the same operations in the same order as block_pv on the tile: the same bits.
+template <int HN, int BITS>
+void block_pv_codes_sliced(int hn, int groups, float* const* o, const float* alpha,
+                           const float* const* p, uint32_t bits, const uint8_t* const* vrec) {
+  constexpr size_t cb = kivi_codes_bytes(BITS);
+  for (int gg = 0; gg < groups; ++gg) {
+    vf ov[HN][kBV];
+    for (int h = 0; h < hn; ++h) {
+      const vf a = set1(alpha[h]);  // o * 1 is exact
+      for (int r = 0; r < kBV; ++r) ov[h][r] = mul(load(o[h] + gg * kBlk + r * W), a);
+    }
+    for (int t = 0; t < kBlk; ++t) {
+      if (!(bits >> t & 1u)) continue;
+      const uint8_t* rec = vrec[t];
+      const uint8_t* vs = rec + size_t(groups) * cb;
+      const uint8_t* vm = vs + 2 * groups;
+      vf x[kBV];
+      code_row<BITS>(rec + size_t(gg) * cb, x);
+      const vf sv = set1(half_at(vs + 2 * gg)), mv = set1(half_at(vm + 2 * gg));
+      for (int r = 0; r < kBV; ++r) x[r] = add(mul(x[r], sv), mv);
+      for (int h = 0; h < hn; ++h) {
+        const vf pj = set1(p[h][t]);
+        for (int r = 0; r < kBV; ++r) ov[h][r] = fma(pj, x[r], ov[h][r]);
+      }
+    }
+    for (int h = 0; h < hn; ++h)
+      for (int r = 0; r < kBV; ++r) store(o[h] + gg * kBlk + r * W, ov[h][r]);
+  }
+}
+
+// The G heads of a kv group in block_pv_codes_sliced passes of up to kSlicedHeads.
+constexpr int kSlicedHeads = 8;  // 8 heads x kBV (2) accumulators
+inline void pv_codes_sliced(int G, int D, int bits, float* part, size_t stride, const float* alpha,
+                            const float* p, uint32_t tbits, const uint8_t* const* vrec) {
+  for (int h0 = 0; h0 < G; h0 += kSlicedHeads) {
+    const int hn = std::min(kSlicedHeads, G - h0);
+    float* o[kSlicedHeads];
+    const float* pp[kSlicedHeads];
+    for (int h = 0; h < hn; ++h) {
+      o[h] = part + size_t(h0 + h) * stride + kPartO;
+      pp[h] = p + size_t(h0 + h) * kBlk;
+    }
+    if (bits == 4)
+      block_pv_codes_sliced<kSlicedHeads, 4>(hn, D / kBlk, o, alpha + h0, pp, tbits, vrec);
+    else
+      block_pv_codes_sliced<kSlicedHeads, 2>(hn, D / kBlk, o, alpha + h0, pp, tbits, vrec);
+  }
+}
+
 // The G (<= HN) heads of a kv group in one block_pv_codes pass.
 template <int NV, int HN>
 void pv_codes_n(int G, int bits, float* part, size_t stride, const float* alpha, const float* p,
@@ -354,9 +408,12 @@ void block_attend(const Problem& pr, Scratch& sc, const float* const* qv, const 
                                  &sc.p[size_t(h0) * kBlk], sc.alpha.data() + h0);
   }
 #if defined(__AVX512F__)
-  if (vrec)
+  if (vrec && pr.G <= pv_heads_per_pass<NV>())
     return pv_codes_n<NV, pv_heads_per_pass<NV>()>(pr.G, pr.kv.bits, part, stride, sc.alpha.data(),
                                                    sc.p.data(), bits, vrec);
+  if (vrec)
+    return pv_codes_sliced(pr.G, D, pr.kv.bits, part, stride, sc.alpha.data(), sc.p.data(), bits,
+                           vrec);
 #endif
   pv_heads<NV, pv_heads_per_pass<NV>()>(pr.G, part, stride, kPartO, sc.alpha.data(), sc.p.data(),
                                         bits, sc.vt.data());
@@ -382,10 +439,10 @@ void quant_block(const Problem& pr, Scratch& sc, const float* qrow, int g, size_
     const size_t next = kivi_stored_block(pr.kv, j0 / kBlk + 1);
     prefetch_block(k_head + next * pr.kbb, vb + (next - blk) * kBlk * pr.vrb, pr);
   }
-  const int bits_k = pr.kv.bits;
 #if defined(__AVX512F__)
   const uint8_t* kcodes = kb;  // the scores decode each code row in registers
 #else
+  const int bits_k = pr.kv.bits;
   const uint8_t* kcodes = nullptr;
   for (int e = 0; e < D; ++e)
     decode32<false>(kb + size_t(e) * pr.cb, bits_k, 0.f, 0.f, &sc.kt[size_t(e) * kBlk]);
@@ -411,14 +468,12 @@ void quant_block(const Problem& pr, Scratch& sc, const float* qrow, int g, size_
     for (int p = 0; p < kBlk; ++p) tbits |= (bits >> pr.perm[p] & 1u) << p;
   }
 #if defined(__AVX512F__)
-  // One P.V pass covers the group: its rows are decoded in registers (block_pv_codes). More heads
-  // than a pass holds would decode each row once per pass, so they take the value tile.
-  if (pr.G <= pv_heads_per_pass<NV>()) {
-    const uint8_t* vrec[kBlk];
-    for (int p = 0; p < kBlk; ++p) vrec[p] = vb + size_t(pr.perm[p]) * pr.vrb;
-    return block_attend<NV>(pr, sc, qv, sc.bias.data(), tbits, part, kcodes, vrec);
-  }
-#endif
+  // Values are decoded in registers where they are used: in one P.V pass when it covers the
+  // group (block_pv_codes), else group by group for up to 8 heads (block_pv_codes_sliced).
+  const uint8_t* vrec[kBlk];
+  for (int p = 0; p < kBlk; ++p) vrec[p] = vb + size_t(pr.perm[p]) * pr.vrb;
+  block_attend<NV>(pr, sc, qv, sc.bias.data(), tbits, part, kcodes, vrec);
+#else
   const size_t groups = size_t(D / kKiviGroup);
   for (int p = 0; p < kBlk; ++p) {
     if (!(tbits >> p & 1u)) continue;
@@ -430,6 +485,7 @@ void quant_block(const Problem& pr, Scratch& sc, const float* qrow, int g, size_
                      &sc.vt[size_t(p) * D + gg * kBlk]);
   }
   block_attend<NV>(pr, sc, qv, sc.bias.data(), tbits, part, kcodes);
+#endif
 }
 
 // A full-precision block (rows j0 .. j0 + nb - 1, all at or past n_quant): keys transposed into
