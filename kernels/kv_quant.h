@@ -56,7 +56,8 @@ void kblock_get(KVQuant f, int head_dim, const uint8_t* block, int t, uint8_t* r
 // Value blocks (int4 only; q8_0 values stay records): the records of kKBlockTokens consecutive
 // tokens of one head, rearranged (same bytes, same values) so that one 64-byte line holds a key
 // quad's codes of a group interleaved, which the 8-bit P.V (attention_pv8.h) dots with its u8
-// weights as loaded, and the parameters lie in lanes over keys. Layout of a block:
+// weights as loaded and the exact P.V (attention_pv_codes.h) reads a key's codes from with one
+// shift per nibble, and the parameters lie in lanes over keys. Layout of a block:
 //   per group g of 32 elements, 8 quads of 64 bytes: byte 4k + r of quad u = record byte k of
 //   group g (element 2k in the low nibble, 2k + 1 in the high one) of token 4u + r;
 //   then the scales [D/32 groups][32 tokens] fp16, then the zeros likewise (as in a key block).
