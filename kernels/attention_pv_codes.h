@@ -22,7 +22,6 @@ namespace accel::attention_pv_codes {
 
 using namespace simd;
 using attention_block::from_f16_masked;
-using attention_block::hsum;
 using attention_block::kBlk;
 using attention_block::kBV;
 
