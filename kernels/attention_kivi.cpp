@@ -275,6 +275,21 @@ void scores_codes_n(int hn, int bits, const float* const* qv, const float* bias,
   if constexpr (HN > 1) return scores_codes_n<HN - 1>(hn, bits, qv, bias, codes, D, sc);
 }
 
+// Value group gg of a value record (`groups` groups) as the value tile's row would hold it:
+// c * s + m with decode32<true>'s two roundings, x[0] tile positions 0..15 of the group, x[1]
+// 16..31. Forced inline: GCC 12 kept the 2-bit one out of line, and the one-pass P.V at the small
+// shape took 1.6x as long (bench_kv_attention fused_kivi2/small/32768, 2026-11-29).
+template <int BITS>
+inline __attribute__((always_inline)) void value_group(const uint8_t* rec, int groups, int gg,
+                                                       vf* x) {
+  constexpr size_t cb = kivi_codes_bytes(BITS);
+  const uint8_t* vs = rec + size_t(groups) * cb;
+  const uint8_t* vm = vs + 2 * groups;
+  code_row<BITS>(rec + size_t(gg) * cb, x);
+  const vf sv = set1(half_at(vs + 2 * gg)), mv = set1(half_at(vm + 2 * gg));
+  for (int r = 0; r < kBV; ++r) x[r] = add(mul(x[r], sv), mv);
+}
+
 // block_pv with each visible tile row decoded from its value record in registers, group by group
 // (c * s + m, decode32<true>'s two roundings): per output element the same fma sequence over the
 // same values, so the same bits, without the value tile. vrec[t]: tile row t's record.
@@ -282,24 +297,17 @@ template <int NV, int HN, int BITS>
 void block_pv_codes(float* const* o, const float* alpha, const float* const* p, uint32_t bits,
                     const uint8_t* const* vrec) {
   constexpr int groups = NV * W / kBlk;
-  constexpr size_t cb = kivi_codes_bytes(BITS);
   vf ov[HN][NV];
   pv_begin<NV, HN>(o, alpha, ov);
   for (int t = 0; t < kBlk; ++t) {
     if (!(bits >> t & 1u)) continue;
-    const uint8_t* rec = vrec[t];
-    const uint8_t* vs = rec + groups * cb;
-    const uint8_t* vm = vs + 2 * groups;
     vf pj[HN];
     for (int h = 0; h < HN; ++h) pj[h] = set1(p[h][t]);
     for (int gg = 0; gg < groups; ++gg) {
       vf x[kBV];
-      code_row<BITS>(rec + size_t(gg) * cb, x);
-      const vf sv = set1(half_at(vs + 2 * gg)), mv = set1(half_at(vm + 2 * gg));
-      for (int r = 0; r < kBV; ++r) {
-        x[r] = add(mul(x[r], sv), mv);
+      value_group<BITS>(vrec[t], groups, gg, x);
+      for (int r = 0; r < kBV; ++r)
         for (int h = 0; h < HN; ++h) ov[h][gg * kBV + r] = fma(pj[h], x[r], ov[h][gg * kBV + r]);
-      }
     }
   }
   pv_end<NV, HN>(o, ov);
@@ -312,7 +320,6 @@ void block_pv_codes(float* const* o, const float* alpha, const float* const* p, 
 template <int HN, int BITS>
 void block_pv_codes_sliced(int hn, int groups, float* const* o, const float* alpha,
                            const float* const* p, uint32_t bits, const uint8_t* const* vrec) {
-  constexpr size_t cb = kivi_codes_bytes(BITS);
   for (int gg = 0; gg < groups; ++gg) {
     vf ov[HN][kBV];
     for (int h = 0; h < hn; ++h) {
@@ -321,13 +328,8 @@ void block_pv_codes_sliced(int hn, int groups, float* const* o, const float* alp
     }
     for (int t = 0; t < kBlk; ++t) {
       if (!(bits >> t & 1u)) continue;
-      const uint8_t* rec = vrec[t];
-      const uint8_t* vs = rec + size_t(groups) * cb;
-      const uint8_t* vm = vs + 2 * groups;
       vf x[kBV];
-      code_row<BITS>(rec + size_t(gg) * cb, x);
-      const vf sv = set1(half_at(vs + 2 * gg)), mv = set1(half_at(vm + 2 * gg));
-      for (int r = 0; r < kBV; ++r) x[r] = add(mul(x[r], sv), mv);
+      value_group<BITS>(vrec[t], groups, gg, x);
       for (int h = 0; h < hn; ++h) {
         const vf pj = set1(p[h][t]);
         for (int r = 0; r < kBV; ++r) ov[h][r] = fma(pj, x[r], ov[h][r]);
