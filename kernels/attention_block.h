@@ -22,8 +22,9 @@ namespace accel::attention_block {
 
 using namespace simd;
 
-constexpr int kBlk = 32;       // keys per online-softmax block (part of the numerics)
-constexpr int kBV = kBlk / W;  // score vectors per block
+constexpr int kBlk = 32;          // keys per online-softmax block (part of the numerics)
+constexpr int kBV = kBlk / W;     // score vectors per block
+constexpr int kQuads = kBlk / 4;  // key quads per block: an int4 value block's line per group
 
 #if defined(__AVX512F__)
 inline float hsum(vf x) {

@@ -27,9 +27,9 @@ using attention_block::from_f16_masked;
 using attention_block::hsum;
 using attention_block::kBlk;
 using attention_block::kBV;
+using attention_block::kQuads;  // one 32-bit lane holds a quad's codes
 
-constexpr int kQuads = kBlk / 4;  // key quads per block: one 32-bit lane holds a quad's codes
-constexpr int kMaxGroups = 8;     // value groups of 32 elements at head_dim 256
+constexpr int kMaxGroups = 8;  // value groups of 32 elements at head_dim 256
 
 // One block's values, shared by the heads of a kv group. codes[g][u][half] holds, at byte 4k + r,
 // the low (half 0) or high (half 1) nibble of byte k of group g of key 4u + r's record: lane

@@ -24,8 +24,8 @@ using namespace simd;
 using attention_block::from_f16_masked;
 using attention_block::kBlk;
 using attention_block::kBV;
+using attention_block::kQuads;
 
-constexpr int kQuads = kBlk / 4;        // key quads per block: one 64-byte line per group
 constexpr int kVG = kKVQuantGroup / W;  // vectors per value group
 #if defined(__AVX512F__)
 constexpr int kHeadsPerPass = 8;  // 8 heads x 2 vectors: 16 accumulators
