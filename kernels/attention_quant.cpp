@@ -243,10 +243,10 @@ struct Scratch {
   AlignedFloats vt, p, alpha;  // vt: q8_0's value tile
   AlignedFloats w, z;  // int4 exact P.V: the block's weights and zeros (attention_pv_codes.h)
   QuantQueries q;      // the item's G heads (when they are not rounded ahead of the items)
-  std::unique_ptr<attention_pv8::ValueBlock> vb;  // QuantPV::Int8: the block's value codes
-  int D = 0, G = 0;                               // the shape it was fitted to
+  std::unique_ptr<attention_pv8::Scratch> pv8;  // QuantPV::Int8: the block's parameters, weights
+  int D = 0, G = 0;                             // the shape it was fitted to
   void fit(const Problem& pr) {
-    if (pr.pv8 && !vb) vb = std::make_unique<attention_pv8::ValueBlock>();
+    if (pr.pv8 && !pv8) pv8 = std::make_unique<attention_pv8::Scratch>();
     if (D == pr.D && G == pr.G) return;
     vt.assign(size_t(kBlk) * size_t(pr.D));
     w.assign(size_t(pr.D / kKVQuantGroup) * size_t(pr.G) * kBlk);
@@ -494,10 +494,8 @@ void run_chunk_nv(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, fl
     const uint8_t* values = vbase + j0 * pr.rec;
     if constexpr (F == KVQuant::Int4) {
       if (pr.pv8) {
-        attention_pv8::load_value_block(values, D, bits, *sc.vb);
-        for (int h = 0; h < pr.G; ++h)
-          attention_pv8::pv8_head<NV>(part + size_t(h) * stride + kPartO, alpha[h],
-                                      &sc.p[size_t(h) * kBlk], *sc.vb);
+        attention_pv8::pv8_heads(pr.G, D, part, stride, kPartO, alpha, sc.p.data(), bits, values,
+                                 *sc.pv8);
       } else {
         attention_pv_codes::block_weights(pr.G, D, sc.p.data(), bits, values, sc.w.data(),
                                           sc.z.data());

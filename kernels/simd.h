@@ -47,6 +47,11 @@ inline vf bcast(const float* p) {
 inline vi set1i(int32_t x) {
   return _mm512_set1_epi32(x);
 }
+// The 4 bytes at p (any alignment) in every 32-bit lane: one broadcast load. A memcpy into an
+// int32_t then set1i made GCC 12 stage the bytes through general registers and the stack.
+inline vi bcast4(const void* p) {
+  return _mm512_broadcastd_epi32(_mm_loadu_si32(p));
+}
 inline vf load(const float* p) {
   return _mm512_loadu_ps(p);
 }
@@ -187,6 +192,9 @@ inline vf bcast(const float* p) {
 }
 inline vi set1i(int32_t x) {
   return _mm256_set1_epi32(x);
+}
+inline vi bcast4(const void* p) {
+  return _mm256_broadcastd_epi32(_mm_loadu_si32(p));
 }
 inline vf load(const float* p) {
   return _mm256_loadu_ps(p);

@@ -1,9 +1,13 @@
 // Tests of the shared per-block pieces of the fused quantized-KV kernels
 // (kernels/attention_block.h): the grouped P.V passes (pv_heads, block_pv_sliced) give each head
-// block_pv's bits, whatever the grouping. Tests only.
+// block_pv's bits, whatever the grouping; the eight-at-a-time reductions give each vector hsum's
+// and hmax's bits, and so the online-softmax update of eight heads gives each head's one-head
+// bits. Tests only.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "kernels/attention_block.h"
@@ -53,6 +57,62 @@ TEST(AttentionBlock, GroupedPVPassesGiveEachHeadBlockPvsBits) {
       expect_grouped_equals_per_head<128 / W>(G, bits);
       expect_grouped_equals_per_head<256 / W>(G, bits);
     }
+}
+
+// Eight vectors of sums that depend on the tree (magnitudes 2^-20..2^20, both signs): the
+// eight-at-a-time reductions give hsum's and hmax's bits for each (AVX-512 builds; elsewhere
+// reduce_heads falls back to hsum and hmax themselves).
+TEST(AttentionBlock, EightAtATimeReductionsGiveEachVectorsBits) {
+  const auto r = accel::test::random_normal(size_t(8 * W * 50), 17);
+  for (int rep = 0; rep < 50; ++rep) {
+    ab::vf x[8];
+    for (int h = 0; h < 8; ++h) {
+      float v[W];
+      for (int i = 0; i < W; ++i) {
+        const float u = r[size_t((rep * 8 + h) * W + i)];
+        v[i] = std::ldexp(u, int(std::lround(u * 8)) % 20);
+      }
+      x[h] = accel::simd::load(v);
+    }
+    float sums[8], maxs[8];
+    ab::reduce_heads<8>(x, sums, true);
+    ab::reduce_heads<8>(x, maxs, false);
+    for (int h = 0; h < 8; ++h) {
+      const float s = ab::hsum(x[h]), m = accel::simd::hmax(x[h]);
+      EXPECT_EQ(0, std::memcmp(&s, &sums[h], 4)) << rep << " " << h;
+      EXPECT_EQ(0, std::memcmp(&m, &maxs[h], 4)) << rep << " " << h;
+    }
+  }
+}
+
+// block_softmax_heads over eight heads at once against each head alone: the same (m, l), alpha
+// and probabilities, bit for bit, with some heads seeing their maximum grow and some not.
+TEST(AttentionBlock, SoftmaxOfEightHeadsGivesEachHeadItsOneHeadBits) {
+  constexpr int HN = 8;
+  for (uint32_t bits : {0xffffffffu, 0x0f0ff0f1u, 0x00000001u}) {
+    const auto r = accel::test::random_normal(size_t(HN) * ab::kBlk, bits % 97, 6.f);
+    ab::vf sc[HN][ab::kBV];
+    for (int h = 0; h < HN; ++h)
+      for (int v = 0; v < ab::kBV; ++v)
+        sc[h][v] = accel::simd::load(&r[size_t(h * ab::kBlk + v * W)]);
+    float ml_all[HN][2], ml_one[HN][2];
+    for (int h = 0; h < HN; ++h) {
+      ml_all[h][0] = ml_one[h][0] = h % 2 ? -INFINITY : 4.f * float(h) - 12.f;
+      ml_all[h][1] = ml_one[h][1] = h % 2 ? 0.f : 1.5f;
+    }
+    float* mls[HN];
+    for (int h = 0; h < HN; ++h) mls[h] = ml_all[h];
+    std::vector<float> p_all(size_t(HN) * ab::kBlk), p_one(p_all.size());
+    float a_all[HN], a_one[HN];
+    ab::block_softmax_heads<HN>(sc, 0.7f, bits, mls, p_all.data(), a_all);
+    for (int h = 0; h < HN; ++h) {
+      float* ml = ml_one[h];
+      ab::block_softmax_heads<1>(&sc[h], 0.7f, bits, &ml, &p_one[size_t(h) * ab::kBlk], &a_one[h]);
+    }
+    EXPECT_EQ(0, std::memcmp(ml_all, ml_one, sizeof ml_all)) << bits;
+    EXPECT_EQ(0, std::memcmp(a_all, a_one, sizeof a_all)) << bits;
+    EXPECT_TRUE(accel::test::bit_equal(p_all, p_one)) << bits;
+  }
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Tests of the int4 kernel's 8-bit P.V (QuantPV::Int8, kernels/attention_pv8.h): the derived
 // worst-case bound against the exact kernel on random and adversarial caches (flat attention, one
-// dominant key, maximal codes), a block built to come close to the bound, pv8_head against a
+// dominant key, maximal codes), a block built to come close to the bound, pv8_heads against a
 // scalar transcription of its numerics, and the refusal for q8_0 caches (bit identity across
 // threads, batches and work splits: attention_quant_test). Tests only.
 #include <gtest/gtest.h>
@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -42,8 +43,14 @@ std::vector<float> run(const AttentionShape& s, const std::vector<float>& q,
   return out;
 }
 
+// One head's 8-bit P.V over a value block: o = o * alpha + the block's sum.
+void pv8_one(const uint8_t* vblock, int D, uint32_t bits, float* o, float alpha, const float* p) {
+  accel::attention_pv8::Scratch s;
+  accel::attention_pv8::pv8_heads(1, D, o, 0, 0, &alpha, p, bits, vblock, s);
+}
+
 // The first nb of 32 int4 records (the vector's front) as a value block (kv_quant.h), the rest of
-// the block zeros: what load_value_block reads.
+// the block zeros: what pv8_heads reads.
 std::vector<uint8_t> value_block(const std::vector<uint8_t>& records, int D, int nb) {
   const size_t rec = accel::kv_quant_record_bytes(KVQuant::Int4, D);
   std::vector<uint8_t> block(accel::kv_quant_kblock_bytes(KVQuant::Int4, D), 0);
@@ -218,13 +225,12 @@ TEST(Pv8, ABlockOfWeightsJustBelowTheRoundingStepComesWithinTenPercentOfTheBound
       std::memcpy(r + D / 2 + 2 * (D / 32 + g), &zero, 2);
     }
   }
-  auto vb = std::make_unique<accel::attention_pv8::ValueBlock>();
-  accel::attention_pv8::load_value_block(value_block(records, D, 32).data(), D, 0xffffffffu, *vb);
+  const auto block = value_block(records, D, 32);
   alignas(64) float p[32];
   p[0] = 1.f;
   for (int t = 1; t < 32; ++t) p[t] = 0.499f / 255.f;
   alignas(64) float o[D] = {};
-  accel::attention_pv8::pv8_head<D / accel::simd::W>(o, 1.f, p, *vb);
+  pv8_one(block.data(), D, 0xffffffffu, o, 1.f, p);
   const double exact = 15.0 * (1.0 + 31.0 * 0.499 / 255.0), bound = 32.0 / 510.0 * 15.0;
   for (int k = 0; k < D; ++k) {
     SCOPED_TRACE(lane_element(k));
@@ -243,13 +249,12 @@ TEST(Pv8, ABlockOfVanishingWeightsAddsNothingAndStaysFinite) {
   const auto v = accel::test::random_normal(32 * size_t(D), 2);
   for (int t = 0; t < 32; ++t)
     accel::kv_quantize_head(KVQuant::Int4, &v[size_t(t) * D], D, &records[size_t(t) * rec]);
-  auto vb = std::make_unique<accel::attention_pv8::ValueBlock>();
-  accel::attention_pv8::load_value_block(value_block(records, D, 32).data(), D, 0xffffffffu, *vb);
+  const auto block = value_block(records, D, 32);
   alignas(64) float p[32] = {};
   p[3] = 0x1p-125f;
   alignas(64) float o[D];
   for (int k = 0; k < D; ++k) o[k] = float(k);
-  accel::attention_pv8::pv8_head<D / accel::simd::W>(o, 0.5f, p, *vb);
+  pv8_one(block.data(), D, 0xffffffffu, o, 0.5f, p);
   for (int k = 0; k < D; ++k) EXPECT_EQ(o[k], 0.5f * float(k)) << k;
 }
 
@@ -264,7 +269,7 @@ TEST(Pv8, RefusesAQ8_0Cache) {
 
 namespace {
 
-// A plain scalar transcription of pv8_head's numerics (attention_pv8.h) in the same float
+// A plain scalar transcription of pv8_heads' numerics per head (attention_pv8.h) in the same float
 // operations, for one head over one block of hand-made records; `mag` gets each group's
 // kappa * sum_t u_t * (15 + |z_t|), the scale of the fold's rounding.
 std::vector<float> pv8_model(const std::vector<uint8_t>& records, size_t rec, int D, const float* p,
@@ -311,7 +316,7 @@ std::vector<float> pv8_model(const std::vector<uint8_t>& records, size_t rec, in
   return o;
 }
 
-// pv8_head against the model on random records, probabilities spanning 2^-20..1, a partial block
+// pv8_heads against the model on random records, probabilities spanning 2^-20..1, a partial block
 // and masked keys. Everything but Z is the same float sequence (the integer dots are exact); the
 // model sums Z in double where the kernel rounds 32 lane products and sums (<= 40 u relative to
 // sum |u z|), and folds in double where the kernel rounds I - Z, the product with kappa and the
@@ -329,27 +334,13 @@ TEST(Pv8, HeadEqualsAScalarTranscriptionOfItsNumerics) {
       const int nb = bits == 0x0000ffffu ? 16 : 32;
       alignas(64) float p[32];
       for (int t = 0; t < 32; ++t) p[t] = (bits >> t & 1u) ? std::exp2(-std::fabs(r[t])) : 0.f;
-      auto vb = std::make_unique<accel::attention_pv8::ValueBlock>();
-      accel::attention_pv8::load_value_block(value_block(records, D, nb).data(), D, bits, *vb);
+      const auto block = value_block(records, D, nb);
       const auto o0 = accel::test::random_normal(size_t(D), 3);
       alignas(64) float o[256];
       // the kernel's o is in lane order; the model's in element order
       for (int k = 0; k < D; ++k) o[k] = o0[size_t(lane_element(k))];
       const float alpha = 0.75f;
-      switch (D) {
-        case 32:
-          accel::attention_pv8::pv8_head<32 / accel::simd::W>(o, alpha, p, *vb);
-          break;
-        case 64:
-          accel::attention_pv8::pv8_head<64 / accel::simd::W>(o, alpha, p, *vb);
-          break;
-        case 128:
-          accel::attention_pv8::pv8_head<128 / accel::simd::W>(o, alpha, p, *vb);
-          break;
-        case 256:
-          accel::attention_pv8::pv8_head<256 / accel::simd::W>(o, alpha, p, *vb);
-          break;
-      }
+      pv8_one(block.data(), D, bits, o, alpha, p);
       std::vector<double> mag;
       const auto want = pv8_model(records, rec, D, p, bits, alpha, o0, mag);
       for (int k = 0; k < D; ++k)
@@ -358,6 +349,76 @@ TEST(Pv8, HeadEqualsAScalarTranscriptionOfItsNumerics) {
             << "D " << D << " bits " << bits << " element " << lane_element(k);
     }
   }
+}
+
+// G heads' 8-bit P.V over one value block: head h's 32 probabilities at p + 32h, its partial
+// output (D floats, lane order) at o + D h.
+std::vector<float> pv8_group(const std::vector<uint8_t>& vblock, int G, int D, uint32_t bits,
+                             const std::vector<float>& p, const std::vector<float>& alpha,
+                             std::vector<float> o) {
+  accel::attention_pv8::Scratch s;
+  accel::attention_pv8::pv8_heads(G, D, o.data(), size_t(D), 0, alpha.data(), p.data(), bits,
+                                  vblock.data(), s);
+  return o;
+}
+
+std::vector<uint8_t> random_records(int D, uint64_t seed) {
+  const size_t rec = accel::kv_quant_record_bytes(KVQuant::Int4, D);
+  std::vector<uint8_t> records(32 * rec);
+  const auto v = accel::test::random_normal(32 * size_t(D), seed, 2.f);
+  for (int t = 0; t < 32; ++t)
+    accel::kv_quantize_head(KVQuant::Int4, &v[size_t(t) * D], D, &records[size_t(t) * rec]);
+  return records;
+}
+
+// Heads are passed kHeadsPerPass at a time (the last pass shorter): 11 heads at once, one of them
+// with a block too faint to add anything, give each head the bytes it gets alone.
+TEST(Pv8, EachHeadsBitsAreTheSameHoweverTheHeadsArePassed) {
+  constexpr int D = 128, G = 11;
+  const auto block = value_block(random_records(D, 21), D, 32);
+  const uint32_t bits = 0xfff7fffeu;
+  const auto r = accel::test::random_normal(G * 32, 9, 3.f);
+  std::vector<float> p(G * 32), alpha(G);
+  for (int i = 0; i < G * 32; ++i)
+    p[size_t(i)] = (bits >> (i % 32) & 1u) ? std::exp2(-std::fabs(r[size_t(i)])) : 0.f;
+  for (int t = 0; t < 32; ++t) p[size_t(4 * 32 + t)] *= 0x1p-124f;  // head 4: `none`
+  for (int h = 0; h < G; ++h) alpha[size_t(h)] = 1.f / float(1 + h);
+  const auto o0 = accel::test::random_normal(size_t(G) * D, 4);
+  const auto all = pv8_group(block, G, D, bits, p, alpha, o0);
+  for (int h = 0; h < G; ++h) {
+    const std::vector<float> ph(p.begin() + h * 32, p.begin() + (h + 1) * 32);
+    const std::vector<float> oh(o0.begin() + h * D, o0.begin() + (h + 1) * D);
+    const auto alone = pv8_group(block, 1, D, bits, ph, {alpha[size_t(h)]}, oh);
+    EXPECT_EQ(0, std::memcmp(alone.data(), &all[size_t(h) * D], D * sizeof(float))) << "head " << h;
+  }
+}
+
+// Slots the query does not see may hold any bytes (past the cache's end, or masked keys): with
+// infinite and NaN scales and zeros there and every code 15, the result is bit for bit the one
+// with those slots zeroed.
+TEST(Pv8, InvisibleSlotsWeighNothingWhateverTheyHold) {
+  constexpr int D = 64, G = 3;
+  const size_t rec = accel::kv_quant_record_bytes(KVQuant::Int4, D);
+  const auto records = random_records(D, 8);
+  auto clean = value_block(records, D, 32), dirty = clean;
+  const uint32_t bits = 0x00ff0f0fu;
+  const uint16_t junk[2] = {accel::f32_to_fp16(std::numeric_limits<float>::infinity()), 0x7e00};
+  for (int t = 0; t < 32; ++t) {
+    if (bits >> t & 1u) continue;
+    std::vector<uint8_t> bad(rec, 0xff);
+    for (size_t i = size_t(D / 2); i + 1 < rec; i += 2) std::memcpy(&bad[i], &junk[i / 2 % 2], 2);
+    accel::vblock_put(KVQuant::Int4, D, bad.data(), dirty.data(), t);
+    const std::vector<uint8_t> zeros(rec, 0);
+    accel::vblock_put(KVQuant::Int4, D, zeros.data(), clean.data(), t);
+  }
+  std::vector<float> p(G * 32, 0.f), alpha(G, 1.f);
+  for (int i = 0; i < G * 32; ++i)
+    if (bits >> (i % 32) & 1u) p[size_t(i)] = 1.f / float(1 + i % 7);
+  const auto o0 = accel::test::random_normal(size_t(G) * D, 6);
+  const auto a = pv8_group(clean, G, D, bits, p, alpha, o0);
+  const auto c = pv8_group(dirty, G, D, bits, p, alpha, o0);
+  for (float x : c) ASSERT_TRUE(std::isfinite(x));
+  EXPECT_EQ(0, std::memcmp(a.data(), c.data(), a.size() * sizeof(float)));
 }
 
 }  // namespace
