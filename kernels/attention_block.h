@@ -121,54 +121,78 @@ inline void reduce_heads(const vf* x, float* out, bool sum) {
   for (; h < HN; ++h) out[h] = sum ? hsum(x[h]) : hmax(x[h]);
 }
 
-// The online-softmax update of HN heads over one block (scores sc[h], lanes over keys; bit t of
-// `bits` set for a visible key t). Per head, with ml[h] pointing at its running (m, l):
+// The online-softmax update of HN heads over NB consecutive blocks (block b's scores sc[b][h],
+// lanes over keys; bit t of bits[b] set for a visible key t). Per block in order and per head,
+// with ml[h] pointing at its running (m, l):
 //   t = s * c; mb = max of t over visible keys; mn = max(m, mb);
-//   alpha = mb > m ? exp2(m - mn) : 1;  p_t = visible ? exp2(t - mn) : 0 (to p + h * kBlk);
-//   l = l * alpha + hsum(p);  m = mn;  alpha to alpha[h].
-// Each head's operations and their order are the same for any HN; the heads' steps are
-// interleaved so that their chains (horizontal max, exp2, horizontal sum) can overlap, and every
-// head's alpha comes from one exp2 over the heads' lanes (elementwise, so lane h is what head h
-// alone would get). Bit-identical to the one-head-at-a-time loop it replaced (2026-11-29).
-template <int HN>
-inline void block_softmax_heads(const vf (*sc)[kBV], float c, uint32_t bits, float* const* ml,
-                                float* p, float* alpha) {
-  static_assert(HN >= 1 && HN <= W, "one lane per head for the rescale factors");
-  vf t[HN][kBV], vmax[HN];
-  for (int h = 0; h < HN; ++h) vmax[h] = set1(-INFINITY);
-  for (int r = 0; r < kBV; ++r)
-    for (int h = 0; h < HN; ++h) {
-      t[h][r] = mul(sc[h][r], set1(c));
-      vmax[h] = max(vmax[h], sel(mask_bits(bits >> (r * W)), t[h][r], set1(-INFINITY)));
-    }
-  alignas(64) float d[W] = {};  // lane h: m_h - mn_h, the argument of head h's rescale factor
-  float mn[HN], mbs[HN];
-  bool grew[HN];
-  reduce_heads<HN>(vmax, mbs, /*sum=*/false);
+//   alpha = mb > m ? exp2(m - mn) : 1;  p_t = visible ? exp2(t - mn) : 0 (to p[b] + h * kBlk);
+//   l = l * alpha + hsum(p);  m = mn;  alpha to alpha[b][h].
+// Each head's operations and their order are those of NB one-block updates in a row, for any HN
+// and NB; the steps of the heads and blocks are interleaved so that their chains (horizontal
+// max, exp2, horizontal sum) overlap: only mn and l pass from one block to the next, and every
+// rescale factor comes from one exp2 over the lanes (elementwise, so lane b * HN + h is what
+// head h of block b alone would get). Bit-identical to the one-head-at-a-time loop it replaced
+// (2026-11-29; tests/kernels/attention_block_test.cpp).
+template <int HN, int NB>
+inline void block_softmax_blocks(const vf (*const* sc)[kBV], float c, const uint32_t* bits,
+                                 float* const* ml, float* const* p, float* const* alpha) {
+  static_assert(HN >= 1 && NB >= 1 && HN * NB <= W, "one lane per head and block for alpha");
+  vf t[NB * HN][kBV], vmax[NB * HN];
+  for (int b = 0; b < NB; ++b)
+    for (int r = 0; r < kBV; ++r)
+      for (int h = 0; h < HN; ++h) {
+        const int i = b * HN + h;
+        if (r == 0) vmax[i] = set1(-INFINITY);
+        t[i][r] = mul(sc[b][h][r], set1(c));
+        vmax[i] = max(vmax[i], sel(mask_bits(bits[b] >> (r * W)), t[i][r], set1(-INFINITY)));
+      }
+  alignas(64) float d[W] = {};  // lane b * HN + h: the argument of its rescale factor
+  float mn[NB * HN], mb[NB * HN];
+  bool grew[NB * HN];
+  reduce_heads<NB * HN>(vmax, mb, /*sum=*/false);
   for (int h = 0; h < HN; ++h) {
-    const float mb = mbs[h], m = ml[h][0];
-    mn[h] = std::max(m, mb);
-    grew[h] = mb > m;
-    d[h] = m - mn[h];
+    float m = ml[h][0];
+    for (int b = 0; b < NB; ++b) {
+      const int i = b * HN + h;
+      mn[i] = std::max(m, mb[i]);
+      grew[i] = mb[i] > m;
+      d[i] = m - mn[i];
+      m = mn[i];
+    }
   }
   alignas(64) float e[W];
   store(e, simd::exp2(load(d)));
-  vf ps[HN];
-  for (int h = 0; h < HN; ++h) ps[h] = zero();
-  for (int r = 0; r < kBV; ++r)
-    for (int h = 0; h < HN; ++h) {
-      const vf pr = sel(mask_bits(bits >> (r * W)), simd::exp2(sub(t[h][r], set1(mn[h]))), zero());
-      store(p + h * kBlk + r * W, pr);
-      ps[h] = add(ps[h], pr);
+  vf ps[NB * HN];
+  for (int b = 0; b < NB; ++b)
+    for (int r = 0; r < kBV; ++r)
+      for (int h = 0; h < HN; ++h) {
+        const int i = b * HN + h;
+        if (r == 0) ps[i] = zero();
+        const vf pr =
+            sel(mask_bits(bits[b] >> (r * W)), simd::exp2(sub(t[i][r], set1(mn[i]))), zero());
+        store(p[b] + h * kBlk + r * W, pr);
+        ps[i] = add(ps[i], pr);
+      }
+  float sums[NB * HN];
+  reduce_heads<NB * HN>(ps, sums, /*sum=*/true);
+  for (int h = 0; h < HN; ++h)
+    for (int b = 0; b < NB; ++b) {
+      const int i = b * HN + h;
+      const float a = grew[i] ? e[i] : 1.f;
+      ml[h][1] = ml[h][1] * a + sums[i];
+      ml[h][0] = mn[i];
+      alpha[b][h] = a;
     }
-  float sums[HN];
-  reduce_heads<HN>(ps, sums, /*sum=*/true);
-  for (int h = 0; h < HN; ++h) {
-    const float a = grew[h] ? e[h] : 1.f;
-    ml[h][1] = ml[h][1] * a + sums[h];
-    ml[h][0] = mn[h];
-    alpha[h] = a;
-  }
+}
+
+// The update of HN heads over one block: block_softmax_blocks with NB = 1.
+template <int HN>
+inline void block_softmax_heads(const vf (*sc)[kBV], float c, uint32_t bits, float* const* ml,
+                                float* p, float* alpha) {
+  const vf(*const scs[1])[kBV] = {sc};
+  float* const ps[1] = {p};
+  float* const as[1] = {alpha};
+  block_softmax_blocks<HN, 1>(scs, c, &bits, ml, ps, as);
 }
 
 // block_softmax_heads for the first hn (<= HN) heads of sc: head h's (m, l) at part + h * stride,
@@ -182,6 +206,27 @@ inline void softmax_heads_n(int hn, const vf (*sc)[kBV], float c, uint32_t bits,
     return block_softmax_heads<HN>(sc, c, bits, ml, p, alpha);
   }
   if constexpr (HN > 1) return softmax_heads_n<HN - 1>(hn, sc, c, bits, part, stride, p, alpha);
+}
+
+// block_softmax_blocks over two consecutive blocks (A then B) for the first hn (<= HN) heads:
+// head h's (m, l) at part + h * stride, its probabilities at pA / pB + h * kBlk, its alphas at
+// alphaA[h] / alphaB[h].
+template <int HN>
+inline void softmax_pair_n(int hn, const vf (*scA)[kBV], const vf (*scB)[kBV], float c,
+                           uint32_t bitsA, uint32_t bitsB, float* part, size_t stride, float* pA,
+                           float* pB, float* alphaA, float* alphaB) {
+  if (hn == HN) {
+    float* ml[HN];
+    for (int h = 0; h < HN; ++h) ml[h] = part + size_t(h) * stride;
+    const vf(*const scs[2])[kBV] = {scA, scB};
+    const uint32_t bits[2] = {bitsA, bitsB};
+    float* const ps[2] = {pA, pB};
+    float* const as[2] = {alphaA, alphaB};
+    return block_softmax_blocks<HN, 2>(scs, c, bits, ml, ps, as);
+  }
+  if constexpr (HN > 1)
+    return softmax_pair_n<HN - 1>(hn, scA, scB, c, bitsA, bitsB, part, stride, pA, pB, alphaA,
+                                  alphaB);
 }
 
 // The two ends of a P.V update of HN heads held in registers: ov = o_h * alpha_h, and back.

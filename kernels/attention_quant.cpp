@@ -251,8 +251,8 @@ struct Scratch {
     vt.assign(size_t(kBlk) * size_t(pr.D));
     w.assign(size_t(pr.D / kKVQuantGroup) * size_t(pr.G) * kBlk);
     z.assign(size_t(pr.D / kKVQuantGroup) * kBlk);
-    p.assign(size_t(pr.G) * kBlk);
-    alpha.assign(size_t(pr.G));
+    p.assign(2 * size_t(pr.G) * kBlk);  // two blocks' (run_chunk_nv's pairs)
+    alpha.assign(2 * size_t(pr.G));
     q.fit(size_t(pr.G), pr.D);
     D = pr.D;
     G = pr.G;
@@ -460,6 +460,35 @@ inline void prefetch_block(const uint8_t* kblock, const uint8_t* values, const P
   for (size_t b = 0; b < size_t(kBlk) * pr.rec; b += 64) prefetch(values + b);
 }
 
+// The P.V of one block (keys j0..j0 + nb - 1, bit t of `bits` visible) for the kv group's heads:
+// o_h = o_h * alpha[h] + P_h . V with head h's probabilities at p + h * kBlk.
+template <KVQuant F, int NV>
+void block_values(const Problem& pr, Scratch& sc, float* part, const uint8_t* values, int nb,
+                  uint32_t bits, const float* p, const float* alpha) {
+  constexpr int D = NV * W;
+  const size_t stride = part_stride(pr);
+  if constexpr (F == KVQuant::Int4) {
+    (void)nb;
+    if (pr.pv8) {
+      attention_pv8::pv8_heads(pr.G, D, part, stride, kPartO, alpha, p, bits, values, *sc.pv8);
+    } else {
+      attention_pv_codes::block_weights(pr.G, D, p, bits, values, sc.w.data(), sc.z.data());
+      attention_pv_codes::pv_heads(pr.G, D, part, stride, kPartO, alpha, sc.w.data(), sc.z.data(),
+                                   bits, values);
+    }
+  } else {
+    dequant_values<D>(values, pr.rec, nb, bits, sc.vt.data());
+    pv_heads<NV, pv_heads_per_pass<NV>()>(pr.G, part, stride, kPartO, alpha, p, bits, sc.vt.data());
+  }
+}
+
+// Kv groups of up to this many heads take their blocks two at a time: the two blocks' scores,
+// then one softmax update over both (block_softmax_blocks: the same operations as two updates in
+// a row, with their latency chains overlapped), then each block's P.V. With few heads a block's
+// work is too short for the core to overlap one block's chains with the next's on its own (the
+// softmax was a quarter of the time at the `small` shape, 3 heads per group, 2026-11-29).
+constexpr int kPairMaxHeads = 4;
+
 template <KVQuant F, int NV>
 void run_chunk_nv(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, float* part,
                   const QueryView& qg) {
@@ -475,38 +504,52 @@ void run_chunk_nv(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, fl
   // The values of keys j0..j0+31 (j0 a multiple of 32: a value block, or 32 records) start at
   // vbase + j0 * rec either way (QuantKV).
   const uint8_t* vbase = pr.kv.v + size_t(g) * pr.kv.v_head_stride;
+  auto kblock = [&](size_t j0) { return kbase + j0 / kKBlockTokens * pr.kblock; };
+  // Past the chunk's end too: the head's next chunk is usually this thread's next item.
+  auto prefetch_at = [&](size_t j0) {
+    if (j0 < pr.n_kv) prefetch_block(kblock(j0), vbase + j0 * pr.rec, pr);
+  };
+  float* const pA = sc.p.data();
+  float* const pB = pA + size_t(pr.G) * kBlk;
+  float* const alphaA = sc.alpha.data();
+  float* const alphaB = alphaA + pr.G;
+  const bool pairs = pr.G <= kPairMaxHeads;
   const size_t j_end = std::min(pr.n_kv, (ch + 1) * pr.chunk);
-  for (size_t j0 = ch * pr.chunk; j0 < j_end; j0 += kBlk) {
+  for (size_t j0 = ch * pr.chunk; j0 < j_end;) {
     const int nb = int(std::min<size_t>(kBlk, j_end - j0));
     const uint32_t bits = visible_bits(pr.kv_pos + j0, nb, qp, ql);
-    if (!bits) continue;
-    const uint8_t* block = kbase + j0 / kKBlockTokens * pr.kblock;
-    // Past the chunk's end too: the head's next chunk is usually this thread's next item.
-    if (j0 + kBlk < pr.n_kv) prefetch_block(block + pr.kblock, vbase + (j0 + kBlk) * pr.rec, pr);
-    float* alpha = sc.alpha.data();
-    for (int h0 = 0; h0 < pr.G; h0 += kHeadsPerPass) {
-      const int hn = std::min(kHeadsPerPass, pr.G - h0);
-      vf s[kHeadsPerPass][kBV];
-      scores_dispatch<F, D>(hn, advance(qg, h0, D), block, s, pr.float_scores);
-      softmax_heads_n<kHeadsPerPass>(hn, s, pr.c, bits, part + size_t(h0) * stride, stride,
-                                     &sc.p[size_t(h0) * kBlk], alpha + h0);
-    }
-    const uint8_t* values = vbase + j0 * pr.rec;
-    if constexpr (F == KVQuant::Int4) {
-      if (pr.pv8) {
-        attention_pv8::pv8_heads(pr.G, D, part, stride, kPartO, alpha, sc.p.data(), bits, values,
-                                 *sc.pv8);
-      } else {
-        attention_pv_codes::block_weights(pr.G, D, sc.p.data(), bits, values, sc.w.data(),
-                                          sc.z.data());
-        attention_pv_codes::pv_heads(pr.G, D, part, stride, kPartO, alpha, sc.w.data(), sc.z.data(),
-                                     bits, values);
+    const size_t j1 = j0 + kBlk;
+    const int nb1 = j1 < j_end ? int(std::min<size_t>(kBlk, j_end - j1)) : 0;
+    const uint32_t bits1 = pairs && bits && nb1 ? visible_bits(pr.kv_pos + j1, nb1, qp, ql) : 0;
+    if (bits1) {
+      prefetch_at(j1 + kBlk);
+      prefetch_at(j1 + 2 * kBlk);
+      for (int h0 = 0; h0 < pr.G; h0 += kHeadsPerPass) {
+        const int hn = std::min(kHeadsPerPass, pr.G - h0);
+        vf sa[kHeadsPerPass][kBV], sb[kHeadsPerPass][kBV];
+        scores_dispatch<F, D>(hn, advance(qg, h0, D), kblock(j0), sa, pr.float_scores);
+        scores_dispatch<F, D>(hn, advance(qg, h0, D), kblock(j1), sb, pr.float_scores);
+        softmax_pair_n<kHeadsPerPass>(hn, sa, sb, pr.c, bits, bits1, part + size_t(h0) * stride,
+                                      stride, pA + size_t(h0) * kBlk, pB + size_t(h0) * kBlk,
+                                      alphaA + h0, alphaB + h0);
       }
-    } else {
-      dequant_values<D>(values, pr.rec, nb, bits, sc.vt.data());
-      pv_heads<NV, pv_heads_per_pass<NV>()>(pr.G, part, stride, kPartO, alpha, sc.p.data(), bits,
-                                            sc.vt.data());
+      block_values<F, NV>(pr, sc, part, vbase + j0 * pr.rec, nb, bits, pA, alphaA);
+      block_values<F, NV>(pr, sc, part, vbase + j1 * pr.rec, nb1, bits1, pB, alphaB);
+      j0 = j1 + kBlk;
+      continue;
     }
+    if (bits) {
+      prefetch_at(j1);
+      for (int h0 = 0; h0 < pr.G; h0 += kHeadsPerPass) {
+        const int hn = std::min(kHeadsPerPass, pr.G - h0);
+        vf s[kHeadsPerPass][kBV];
+        scores_dispatch<F, D>(hn, advance(qg, h0, D), kblock(j0), s, pr.float_scores);
+        softmax_heads_n<kHeadsPerPass>(hn, s, pr.c, bits, part + size_t(h0) * stride, stride,
+                                       pA + size_t(h0) * kBlk, alphaA + h0);
+      }
+      block_values<F, NV>(pr, sc, part, vbase + j0 * pr.rec, nb, bits, pA, alphaA);
+    }
+    j0 = j1;
   }
 }
 

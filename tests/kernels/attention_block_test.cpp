@@ -2,7 +2,7 @@
 // (kernels/attention_block.h): the grouped P.V passes (pv_heads, block_pv_sliced) give each head
 // block_pv's bits, whatever the grouping; the eight-at-a-time reductions give each vector hsum's
 // and hmax's bits, and so the online-softmax update of eight heads gives each head's one-head
-// bits. Tests only.
+// bits, over one block or two in a row. Tests only.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -112,6 +112,38 @@ TEST(AttentionBlock, SoftmaxOfEightHeadsGivesEachHeadItsOneHeadBits) {
     EXPECT_EQ(0, std::memcmp(ml_all, ml_one, sizeof ml_all)) << bits;
     EXPECT_EQ(0, std::memcmp(a_all, a_one, sizeof a_all)) << bits;
     EXPECT_TRUE(accel::test::bit_equal(p_all, p_one)) << bits;
+  }
+}
+
+// Two blocks in one update (block_softmax_blocks<HN, 2>, run_chunk_nv's pairs) against two
+// one-block updates in a row: the same (m, l), alphas and probabilities, bit for bit, whether the
+// second block raises a head's maximum or not.
+TEST(AttentionBlock, SoftmaxOverTwoBlocksEqualsTwoUpdatesInARow) {
+  constexpr int HN = 3;
+  for (uint32_t bits1 : {0xffffffffu, 0x00f0000fu}) {
+    const uint32_t bits0 = 0xfffffff0u;
+    const auto r = accel::test::random_normal(size_t(2 * HN) * ab::kBlk, bits1 % 89, 5.f);
+    ab::vf sc[2][HN][ab::kBV];
+    for (int b = 0; b < 2; ++b)
+      for (int h = 0; h < HN; ++h)
+        for (int v = 0; v < ab::kBV; ++v)
+          sc[b][h][v] = accel::simd::load(&r[size_t(((b * HN + h) * ab::kBlk) + v * W)]);
+    float part_pair[HN * 2], part_seq[HN * 2];
+    for (int h = 0; h < HN; ++h) {
+      part_pair[2 * h] = part_seq[2 * h] = h == 0 ? -INFINITY : float(h);
+      part_pair[2 * h + 1] = part_seq[2 * h + 1] = h == 0 ? 0.f : 2.f;
+    }
+    std::vector<float> pa(size_t(HN) * ab::kBlk), pb(pa.size()), qa(pa.size()), qb(pa.size());
+    float aa[HN], ab_[HN], ca[HN], cb[HN];
+    ab::softmax_pair_n<HN>(HN, sc[0], sc[1], 0.9f, bits0, bits1, part_pair, 2, pa.data(), pb.data(),
+                           aa, ab_);
+    ab::softmax_heads_n<HN>(HN, sc[0], 0.9f, bits0, part_seq, 2, qa.data(), ca);
+    ab::softmax_heads_n<HN>(HN, sc[1], 0.9f, bits1, part_seq, 2, qb.data(), cb);
+    EXPECT_EQ(0, std::memcmp(part_pair, part_seq, sizeof part_pair)) << bits1;
+    EXPECT_EQ(0, std::memcmp(aa, ca, sizeof aa)) << bits1;
+    EXPECT_EQ(0, std::memcmp(ab_, cb, sizeof ab_)) << bits1;
+    EXPECT_TRUE(accel::test::bit_equal(pa, qa)) << bits1;
+    EXPECT_TRUE(accel::test::bit_equal(pb, qb)) << bits1;
   }
 }
 
