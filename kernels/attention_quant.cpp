@@ -354,9 +354,7 @@ inline void group_dots_int4_vnni(const QueryView& q, const uint8_t* block, int g
     const __m512i lo = _mm512_and_si512(p, low4);                        // keys 0-15
     const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(p, 4), low4);  // keys 16-31
     for (int h = 0; h < HN; ++h) {
-      int32_t quad;
-      std::memcpy(&quad, q.codes + size_t(h) * D + size_t(e0), 4);
-      const __m512i qb = _mm512_set1_epi32(quad);
+      const __m512i qb = simd::bcast4(q.codes + size_t(h) * D + size_t(e0));
       acc[h][0] = simd::dpbusd(acc[h][0], lo, qb);
       acc[h][1] = simd::dpbusd(acc[h][1], hi, qb);
     }
