@@ -421,8 +421,11 @@ void block_attend(const Problem& pr, Scratch& sc, const float* const* qv, const 
                                         bits, sc.vt.data());
 }
 
-// The next quantized block's key block and value records, a cache line at a time.
-inline void prefetch_block(const uint8_t* kblock, const uint8_t* vrec, const Problem& pr) {
+// The next quantized block's key block and value records, a cache line at a time. Always inlined,
+// as attention_quant.cpp's twin: GCC 12 drops calls it did not inline to a function made only of
+// prefetches (it counts them as free of side effects).
+[[gnu::always_inline]] inline void prefetch_block(const uint8_t* kblock, const uint8_t* vrec,
+                                                  const Problem& pr) {
   for (size_t b = 0; b < pr.kbb; b += 64) prefetch(kblock + b);
   for (size_t b = 0; b < size_t(kBlk) * pr.vrb; b += 64) prefetch(vrec + b);
 }
