@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/check.h"
+#include "kernels/rope_rotate.h"
 #include "kernels/simd.h"
 #include "kernels/threading.h"
 
@@ -130,16 +131,8 @@ void rope(float* x, size_t n_rows, size_t ld, int n_heads, const int32_t* pos,
         cs[2 * i] = float(std::cos(th) * m);
         cs[2 * i + 1] = float(std::sin(th) * m);
       }
-      for (int h = 0; h < n_heads; ++h) {
-        float* v = x + r * ld + size_t(h) * p.head_dim;
-        for (int i = 0; i < half; ++i) {
-          int a, b;
-          rope_pair(p, i, a, b);
-          const float x0 = v[a], x1 = v[b], c = cs[2 * i], s = cs[2 * i + 1];
-          v[a] = x0 * c - x1 * s;
-          v[b] = x0 * s + x1 * c;
-        }
-      }
+      for (int h = 0; h < n_heads; ++h)
+        rope_rotate::rotate_head(x + r * ld + size_t(h) * p.head_dim, cs.data(), half, p.layout);
     }
   });
 }

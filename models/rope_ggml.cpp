@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/check.h"
+#include "kernels/rope_rotate.h"
 #include "kernels/threading.h"
 
 namespace accel {
@@ -31,17 +32,9 @@ void rope_ggml_angles(float* x, size_t n_rows, size_t ld, int n_heads, const int
                         cs[2 * i + 1] = std::sin(th) * p.attn_factor;
                         theta *= theta_scale;
                       }
-                      for (int h = 0; h < n_heads; ++h) {
-                        float* v = x + r * ld + size_t(h) * p.head_dim;
-                        for (int i = 0; i < half; ++i) {
-                          // Pairs as rope(): adjacent (llama) or halves (NeoX).
-                          const int a = p.layout == RopeLayout::Adjacent ? 2 * i : i;
-                          const int b = p.layout == RopeLayout::Adjacent ? 2 * i + 1 : i + half;
-                          const float x0 = v[a], x1 = v[b], c = cs[2 * i], s = cs[2 * i + 1];
-                          v[a] = x0 * c - x1 * s;
-                          v[b] = x0 * s + x1 * c;
-                        }
-                      }
+                      for (int h = 0; h < n_heads; ++h)
+                        rope_rotate::rotate_head(x + r * ld + size_t(h) * p.head_dim, cs.data(),
+                                                 half, p.layout);
                     }
                   });
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -144,6 +145,75 @@ TEST(Rope, HandWorked) {
   EXPECT_NEAR(y[2], std::sin(1.0), 2 * kU);    // x0 * sin(1) + x2 * cos(1)
   EXPECT_NEAR(y[1], -std::sin(0.01), 2 * kU);  // x1 * cos(.01) - x3 * sin(.01)
   EXPECT_NEAR(y[3], std::cos(0.01), 2 * kU);
+}
+
+// One head of plain RoPE (no scaling) by the operations rope_rotate.h defines: angles in double,
+// cos and sin rounded to float, adjacent pairs by fused multiply-adds on a rounded product,
+// half-split pairs by rounded products.
+std::vector<float> rope_by_formula(std::vector<float> x, int head_dim, float base, int32_t pos,
+                                   accel::RopeLayout layout) {
+  const int half = head_dim / 2;
+  for (int i = 0; i < half; ++i) {
+    const double th = double(pos) * std::pow(double(base), -2.0 * i / head_dim);
+    const float c = float(std::cos(th)), s = float(std::sin(th));
+    const bool adjacent = layout == accel::RopeLayout::Adjacent;
+    float& a = x[size_t(adjacent ? 2 * i : i)];
+    float& b = x[size_t(adjacent ? 2 * i + 1 : i + half)];
+    const float x0 = a, x1 = b;
+    if (adjacent) {
+      a = std::fma(x0, c, -(x1 * s));
+      b = std::fma(x0, s, x1 * c);
+    } else {
+      const volatile float p0 = x0 * c, p1 = x1 * s, p2 = x0 * s, p3 = x1 * c;
+      a = p0 - p1;
+      b = p2 + p3;
+    }
+  }
+  return x;
+}
+
+// rope's bits do not depend on where a row lies in memory. GCC 12 made versions of the plain
+// adjacent-pair loop that rounded differently (rope_rotate.h), chosen at run time by whether the
+// row lay within 56 bytes after rope's heap-allocated cos/sin table: fused multiply-adds in the
+// wide ones, separately rounded products in the 128-bit one. So one input gave two results,
+// depending on what malloc had handed out before (5 of 100 runs of the stories260K PLD sweep
+// failed before 2026-11-29). Here each row lies right after two freed blocks of the size of rope's
+// two tables, which glibc's allocator hands back last-freed first, so that the cos/sin table lands
+// just before the row; the result must equal the formula's bits, as the same row elsewhere does.
+// Against the old loop this fails at head_dim 8 (stories260K's) for every position.
+TEST(Rope, SameBitsWhereverTheRowLies) {
+  for (const accel::RopeLayout layout : {accel::RopeLayout::Adjacent, accel::RopeLayout::HalfSplit})
+    for (const int head_dim : {4, 8, 16, 64, 128}) {
+      SCOPED_TRACE(::testing::Message() << "head_dim " << head_dim << " layout " << int(layout));
+      const accel::RopeParams p = rope_params(head_dim, head_dim, 10000.f, 1.f, layout);
+      const std::vector<float> x0 = random_normal(size_t(head_dim), 90 + head_dim, 2.f);
+      const size_t table = size_t(head_dim / 2) * sizeof(double);  // each of rope's two tables
+      for (const int32_t pos : {1, 7, 100, 4095}) {
+        const std::vector<float> want = rope_by_formula(x0, head_dim, 10000.f, pos, layout);
+        std::vector<float> elsewhere = x0;
+        accel::rope(elsewhere.data(), 1, size_t(head_dim), 1, &pos, p);
+        EXPECT_TRUE(bit_equal(elsewhere, want)) << "position " << pos;
+        // Blocks of both sizes already free would be handed out first: take them all, so that
+        // the next three come from fresh memory, one after the other.
+        std::vector<void*> taken;
+        for (int i = 0; i < 64; ++i) {
+          taken.push_back(std::malloc(table));
+          taken.push_back(std::malloc(x0.size() * sizeof(float)));
+        }
+        void* first = std::malloc(table);
+        void* second = std::malloc(table);
+        auto* row = static_cast<float*>(std::malloc(x0.size() * sizeof(float)));
+        ASSERT_TRUE(first && second && row);
+        std::memcpy(row, x0.data(), x0.size() * sizeof(float));
+        std::free(second);  // the cos/sin table's, just before the row
+        std::free(first);   // the angle rates', taken first
+        accel::rope(row, 1, size_t(head_dim), 1, &pos, p);
+        const std::vector<float> placed(row, row + head_dim);
+        std::free(row);
+        for (void* t : taken) std::free(t);
+        EXPECT_TRUE(bit_equal(placed, want)) << "position " << pos << ", row after freed blocks";
+      }
+    }
 }
 
 // Rotations compose: q.k after RoPE depends only on the position difference (the property the
