@@ -393,6 +393,36 @@ TEST(Pv8, EachHeadsBitsAreTheSameHoweverTheHeadsArePassed) {
   }
 }
 
+// A pair of blocks as attention_quant's pairs run them, both blocks' weights (pv8_weights) before
+// either update (pv8_update), each with its own Scratch, gives the bytes of pv8_heads block after
+// block: nothing of the first block's weights is lost when the second's are made.
+TEST(Pv8, BothBlocksWeightsBeforeEitherUpdateEqualsOneBlockAfterTheOther) {
+  constexpr int D = 64, G = 3;
+  const auto blockA = value_block(random_records(D, 31), D, 32);
+  const auto blockB = value_block(random_records(D, 32), D, 32);
+  const uint32_t bitsA = 0xffffffffu, bitsB = 0x0fff7fffu;
+  const auto r = accel::test::random_normal(2 * G * 32, 10, 3.f);
+  std::vector<float> pA(G * 32), pB(G * 32);
+  for (int i = 0; i < G * 32; ++i) {
+    pA[size_t(i)] = std::exp2(-std::fabs(r[size_t(i)]));
+    pB[size_t(i)] = (bitsB >> (i % 32) & 1u) ? std::exp2(-std::fabs(r[size_t(G * 32 + i)])) : 0.f;
+  }
+  const float alphaA[G] = {1.f, 0.5f, 0.25f}, alphaB[G] = {0.75f, 1.f, 0.125f};
+  const auto o0 = accel::test::random_normal(size_t(G) * D, 7);
+  std::vector<float> seq = o0, split = o0;
+  accel::attention_pv8::Scratch s, sA, sB;
+  accel::attention_pv8::pv8_heads(G, D, seq.data(), D, 0, alphaA, pA.data(), bitsA, blockA.data(),
+                                  s);
+  accel::attention_pv8::pv8_heads(G, D, seq.data(), D, 0, alphaB, pB.data(), bitsB, blockB.data(),
+                                  s);
+  accel::attention_pv8::pv8_weights(G, D, pA.data(), bitsA, blockA.data(), sA);
+  accel::attention_pv8::pv8_weights(G, D, pB.data(), bitsB, blockB.data(), sB);
+  accel::attention_pv8::pv8_update(G, D, split.data(), D, 0, alphaA, blockA.data(), sA);
+  accel::attention_pv8::pv8_update(G, D, split.data(), D, 0, alphaB, blockB.data(), sB);
+  EXPECT_NE(0, std::memcmp(seq.data(), o0.data(), seq.size() * sizeof(float)));
+  EXPECT_EQ(0, std::memcmp(seq.data(), split.data(), seq.size() * sizeof(float)));
+}
+
 // Slots the query does not see may hold any bytes (past the cache's end, or masked keys): with
 // infinite and NaN scales and zeros there and every code 15, the result is bit for bit the one
 // with those slots zeroed.
