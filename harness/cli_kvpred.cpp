@@ -205,7 +205,10 @@ void add_make_aux_command(CLI::App& models, CliCommands& out) {
                    const std::vector<int> layers = kvpred::parse_layer_list(a->layers, c.n_layer);
                    kvpred::make_layer_pruned_aux(a->from, layers, a->out);
                    std::string list;
-                   for (int l : layers) list += (list.empty() ? "" : ",") + std::to_string(l);
+                   for (int l : layers) {
+                     if (!list.empty()) list += ',';
+                     list += std::to_string(l);
+                   }
                    std::printf("%s: %zu of %d blocks (%s)\n", a->out.c_str(), layers.size(),
                                c.n_layer, list.c_str());
                    return 0;

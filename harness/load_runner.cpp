@@ -16,7 +16,8 @@ std::vector<results::TrialRecord> load_trial_records(const Case& c,
     results::TrialRecord t = identity;
     t.trial_index = q.index;
     t.workload = "load";
-    t.workload_version = "1";
+    // assign, not = "1": at -O3 GCC 12 reports a bogus overlapping copy (-Wrestrict) for the latter
+    t.workload_version.assign(1, '1');
     t.reference_method.reset();  // a load point is compared with nothing
     t.sample_id = "request-" + std::to_string(q.index);
     t.prompt_tokens = c.context_len;

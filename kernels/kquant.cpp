@@ -11,6 +11,13 @@
 
 #include "kernels/fp16.h"
 
+// GCC 12's bug 105593 (see simd.h): its AVX-512 intrinsics warn once inlined into the q8_K
+// quantizer.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 namespace accel {
 
 void dequantize_row_q4_K(const BlockQ4_K* x, float* y, size_t n) {

@@ -470,7 +470,10 @@ uint32_t WeightScheme::llama_file_type() const {
 std::optional<WeightScheme> weight_scheme_from_name(const std::string& name) {
   if (name == "q4_k_m") return WeightScheme(DType::Q4_K, DType::Q6_K);
   if (name == "q5_k_m") return WeightScheme(DType::Q5_K, DType::Q6_K);
-  if (const auto t = dtype_from_name(name)) return WeightScheme(*t);
+  // Built in place: returning a WeightScheme copy with `high` unset made GCC 12 warn that the
+  // copy reads the empty optional's payload.
+  if (const std::optional<DType> t = dtype_from_name(name))
+    return std::optional<WeightScheme>(std::in_place, *t);
   return std::nullopt;
 }
 

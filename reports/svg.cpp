@@ -70,7 +70,12 @@ void Document::line(double x1, double y1, double x2, double y2, const std::strin
 void Document::polyline(const std::vector<std::pair<double, double>>& pts,
                         const std::string& stroke, double stroke_width, const std::string& attrs) {
   std::string p;
-  for (const auto& [x, y] : pts) p += (p.empty() ? "" : " ") + num(x) + "," + num(y);
+  for (const auto& [x, y] : pts) {
+    if (!p.empty()) p += ' ';
+    p += num(x);
+    p += ',';
+    p += num(y);
+  }
   raw("<polyline points=\"" + p + "\" fill=\"none\" stroke=\"" + stroke + "\" stroke-width=\"" +
       num(stroke_width) + "\"" + (attrs.empty() ? "" : " " + attrs) + "/>");
 }

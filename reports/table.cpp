@@ -89,16 +89,28 @@ Format parse_format(const std::string& n) {
 std::string to_markdown(const Table& t) {
   check_shape(t);
   std::string o;
-  if (!t.title.empty()) o += "**" + t.title + "**\n\n";
+  if (!t.title.empty()) {
+    o += "**";
+    o += t.title;
+    o += "**\n\n";
+  }
   o += "|";
-  for (const auto& c : t.columns) o += " " + md_escape(c.label) + " |";
+  for (const auto& c : t.columns) {
+    o += ' ';
+    o += md_escape(c.label);
+    o += " |";
+  }
   o += "\n|";
   for (const auto& c : t.columns)
     o += c.align == Align::Left ? " :--- |" : c.align == Align::Right ? " ---: |" : " :---: |";
   o += "\n";
   for (const auto& row : t.rows) {
     o += "|";
-    for (const auto& cell : row) o += " " + md_escape(cell.text) + " |";
+    for (const auto& cell : row) {
+      o += ' ';
+      o += md_escape(cell.text);
+      o += " |";
+    }
     o += "\n";
   }
   if (!t.footnotes.empty()) o += "\n";
@@ -109,11 +121,16 @@ std::string to_markdown(const Table& t) {
 std::string to_csv(const Table& t) {
   check_shape(t);
   std::string o;
-  for (size_t i = 0; i < t.columns.size(); ++i)
-    o += (i ? "," : "") + results::csv_quote(t.columns[i].label);
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    if (i) o += ',';
+    o += results::csv_quote(t.columns[i].label);
+  }
   o += "\n";
   for (const auto& row : t.rows) {
-    for (size_t i = 0; i < row.size(); ++i) o += (i ? "," : "") + results::csv_quote(row[i].text);
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (i) o += ',';
+      o += results::csv_quote(row[i].text);
+    }
     o += "\n";
   }
   return o;

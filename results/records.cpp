@@ -350,7 +350,10 @@ namespace {
 template <class R>
 std::string header_impl(const std::vector<Field<R>>& fields) {
   std::string o;
-  for (const auto& f : fields) o += (o.empty() ? "" : ",") + std::string(f.name);
+  for (const auto& f : fields) {
+    if (!o.empty()) o += ',';
+    o += f.name;
+  }
   return o;
 }
 template <class R>

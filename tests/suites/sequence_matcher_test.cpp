@@ -64,7 +64,7 @@ TEST(SequenceMatcher, AutojunkDropsPopularElementsOfLongB) {
   std::u32string a, b;
   for (int i = 0; i < 60; ++i) a += U"ab";
   a += std::u32string(100, U'c');
-  b = std::u32string(150, U'c');
+  b.assign(150, U'c');
   for (int i = 0; i < 60; ++i) b += U"ab";
   const SequenceMatcher sm(a, b);
   EXPECT_EQ(sm.popular(), (std::vector<char32_t>{U'a', U'b', U'c'}));
