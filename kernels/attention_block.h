@@ -208,25 +208,18 @@ inline void softmax_heads_n(int hn, const vf (*sc)[kBV], float c, uint32_t bits,
   if constexpr (HN > 1) return softmax_heads_n<HN - 1>(hn, sc, c, bits, part, stride, p, alpha);
 }
 
-// block_softmax_blocks over two consecutive blocks (A then B) for the first hn (<= HN) heads:
-// head h's (m, l) at part + h * stride, its probabilities at pA / pB + h * kBlk, its alphas at
-// alphaA[h] / alphaB[h].
-template <int HN>
-inline void softmax_pair_n(int hn, const vf (*scA)[kBV], const vf (*scB)[kBV], float c,
-                           uint32_t bitsA, uint32_t bitsB, float* part, size_t stride, float* pA,
-                           float* pB, float* alphaA, float* alphaB) {
+// block_softmax_blocks over NB consecutive blocks for the first hn (<= HN) heads: head h's (m, l)
+// at part + h * stride, block b's probabilities at p[b] + h * kBlk and its alphas at alpha[b][h].
+template <int HN, int NB>
+inline void softmax_blocks_n(int hn, const vf (*const* sc)[kBV], float c, const uint32_t* bits,
+                             float* part, size_t stride, float* const* p, float* const* alpha) {
   if (hn == HN) {
     float* ml[HN];
     for (int h = 0; h < HN; ++h) ml[h] = part + size_t(h) * stride;
-    const vf(*const scs[2])[kBV] = {scA, scB};
-    const uint32_t bits[2] = {bitsA, bitsB};
-    float* const ps[2] = {pA, pB};
-    float* const as[2] = {alphaA, alphaB};
-    return block_softmax_blocks<HN, 2>(scs, c, bits, ml, ps, as);
+    return block_softmax_blocks<HN, NB>(sc, c, bits, ml, p, alpha);
   }
   if constexpr (HN > 1)
-    return softmax_pair_n<HN - 1>(hn, scA, scB, c, bitsA, bitsB, part, stride, pA, pB, alphaA,
-                                  alphaB);
+    return softmax_blocks_n<HN - 1, NB>(hn, sc, c, bits, part, stride, p, alpha);
 }
 
 // The two ends of a P.V update of HN heads held in registers: ov = o_h * alpha_h, and back.

@@ -49,6 +49,7 @@ using namespace simd;
 
 using namespace attention_block;  // kBlk keys per block, kBV score vectors per block
 constexpr int kMaxD = 256;
+constexpr int kMaxRun = 4;  // blocks per run (run_blocks)
 constexpr float kLog2e = 1.4426950408889634f;
 
 // Tile position k of an int4 head holds element int4_lane_element(k): dequantizing W bytes gives
@@ -243,18 +244,18 @@ struct Scratch {
   AlignedFloats vt, p, alpha;  // vt: q8_0's value tile
   AlignedFloats w, z;  // int4 exact P.V: the block's weights and zeros (attention_pv_codes.h)
   QuantQueries q;      // the item's G heads (when they are not rounded ahead of the items)
-  std::unique_ptr<attention_pv8::Scratch> pv8;   // QuantPV::Int8: the block's parameters, weights
-  std::unique_ptr<attention_pv8::Scratch> pv8b;  // the same for the second block of a pair
-  int D = 0, G = 0;                              // the shape it was fitted to
+  // QuantPV::Int8: per block of a run (run_blocks), its parameters and weights
+  std::unique_ptr<attention_pv8::Scratch> pv8[kMaxRun];
+  int D = 0, G = 0;  // the shape it was fitted to
   void fit(const Problem& pr) {
-    if (pr.pv8 && !pv8) pv8 = std::make_unique<attention_pv8::Scratch>();
-    if (pr.pv8 && !pv8b) pv8b = std::make_unique<attention_pv8::Scratch>();
+    for (auto& s : pv8)
+      if (pr.pv8 && !s) s = std::make_unique<attention_pv8::Scratch>();
     if (D == pr.D && G == pr.G) return;
     vt.assign(size_t(kBlk) * size_t(pr.D));
     w.assign(size_t(pr.D / kKVQuantGroup) * size_t(pr.G) * kBlk);
     z.assign(size_t(pr.D / kKVQuantGroup) * kBlk);
-    p.assign(2 * size_t(pr.G) * kBlk);  // two blocks' (run_chunk_nv's pairs)
-    alpha.assign(2 * size_t(pr.G));
+    p.assign(kMaxRun * size_t(pr.G) * kBlk);  // a run's blocks (run_blocks)
+    alpha.assign(kMaxRun * size_t(pr.G));
     q.fit(size_t(pr.G), pr.D);
     D = pr.D;
     G = pr.G;
@@ -473,7 +474,7 @@ void block_values(const Problem& pr, Scratch& sc, float* part, const uint8_t* va
   if constexpr (F == KVQuant::Int4) {
     (void)nb;
     if (pr.pv8) {
-      attention_pv8::pv8_heads(pr.G, D, part, stride, kPartO, alpha, p, bits, values, *sc.pv8);
+      attention_pv8::pv8_heads(pr.G, D, part, stride, kPartO, alpha, p, bits, values, *sc.pv8[0]);
     } else {
       attention_pv_codes::block_weights(pr.G, D, p, bits, values, sc.w.data(), sc.z.data());
       attention_pv_codes::pv_heads(pr.G, D, part, stride, kPartO, alpha, sc.w.data(), sc.z.data(),
@@ -485,17 +486,74 @@ void block_values(const Problem& pr, Scratch& sc, float* part, const uint8_t* va
   }
 }
 
-// Kv groups of up to this many heads take their blocks two at a time: the two blocks' scores,
-// then one softmax update over both (block_softmax_blocks: the same operations as two updates in
-// a row, with their latency chains overlapped), then each block's P.V. With few heads a block's
-// work is too short for the core to overlap one block's chains with the next's on its own (the
-// softmax was a quarter of the time at the `small` shape, 3 heads per group, 2026-11-29).
-constexpr int kPairMaxHeads = 4;
+// Kv groups of up to this many heads take their blocks four (or, where four are not left, two)
+// at a time: every block's scores, then one softmax update over all of them
+// (block_softmax_blocks: the same operations as one update per block in a row, with their latency
+// chains overlapped), then each block's P.V. With few heads a block's work is too short for the
+// core to overlap one block's chains with the next's on its own (the softmax was a quarter of the
+// time at the `small` shape, 3 heads per group, 2026-11-29). Runs of two: 0.95x / 0.96x the time
+// of single blocks at `small` 4K / 32K keys; runs of four against runs of two: int4-pv8 0.94x /
+// 0.97x / 0.96x at 4K / 32K / 128K keys, int4 0.95x / 0.97x / 0.96x (2 threads, Zen 5, medians of
+// 6-8 alternated rounds, 2026-11-30). Eight-head groups gain nothing from runs (1.28x / 1.47x
+// slower at the seed shape's 32K keys in runs of two).
+constexpr int kRunMaxHeads = 4;
+
+// Blocks j0, j0 + 32, ..., NB of them, each with a key the query sees (bits[b] != 0; nb[b] keys):
+// their scores, one softmax update over all, then each block's P.V. With 8-bit P.V every block's
+// weights are rounded before any block's integer dots: the roundings (horizontal reductions, a
+// division, their stores) are independent chains the core can overlap (0.96-0.98x the time of one
+// block after the other at `small`, 2026-11-29; the exact kernel's weights gained nothing that
+// way). Each block's next-but-NB block is prefetched just before its scores: issued all at once
+// for a run of four, the prefetches made `small` at 128K keys 1.3-1.5x slower.
+template <KVQuant F, int NV, int NB>
+void run_blocks(const Problem& pr, Scratch& sc, float* part, const QueryView& qg,
+                const uint8_t* kbase, const uint8_t* vbase, size_t j0, const int* nb,
+                const uint32_t* bits) {
+  constexpr int D = NV * W;
+  constexpr int kPass = std::min(kHeadsPerPass, W / NB);  // one softmax lane per head and block
+  const size_t stride = part_stride(pr);
+  float* p[NB];
+  float* alpha[NB];
+  const uint8_t* values[NB];
+  for (int b = 0; b < NB; ++b) {
+    p[b] = sc.p.data() + size_t(b) * size_t(pr.G) * kBlk;
+    alpha[b] = sc.alpha.data() + size_t(b) * size_t(pr.G);
+    values[b] = vbase + (j0 + size_t(b) * kBlk) * pr.rec;
+  }
+  for (int h0 = 0; h0 < pr.G; h0 += kPass) {
+    const int hn = std::min(kPass, pr.G - h0);
+    vf s[NB][kPass][kBV];
+    const vf(*scores[NB])[kBV];
+    float* ph[NB];
+    float* ah[NB];
+    for (int b = 0; b < NB; ++b) {
+      // Past the chunk's end too: the head's next chunk is usually this thread's next item.
+      const size_t ahead = j0 + size_t(b + NB) * kBlk;
+      if (h0 == 0 && ahead < pr.n_kv)
+        prefetch_block(kbase + ahead / kKBlockTokens * pr.kblock, vbase + ahead * pr.rec, pr);
+      const size_t jb = j0 + size_t(b) * kBlk;
+      scores_dispatch<F, D>(hn, advance(qg, h0, D), kbase + jb / kKBlockTokens * pr.kblock, s[b],
+                            pr.float_scores);
+      scores[b] = s[b];
+      ph[b] = p[b] + size_t(h0) * kBlk;
+      ah[b] = alpha[b] + h0;
+    }
+    softmax_blocks_n<kPass, NB>(hn, scores, pr.c, bits, part + size_t(h0) * stride, stride, ph, ah);
+  }
+  if (F == KVQuant::Int4 && pr.pv8) {
+    for (int b = 0; b < NB; ++b)
+      attention_pv8::pv8_weights(pr.G, D, p[b], bits[b], values[b], *sc.pv8[b]);
+    for (int b = 0; b < NB; ++b)
+      attention_pv8::pv8_update(pr.G, D, part, stride, kPartO, alpha[b], values[b], *sc.pv8[b]);
+  } else {
+    for (int b = 0; b < NB; ++b)
+      block_values<F, NV>(pr, sc, part, values[b], nb[b], bits[b], p[b], alpha[b]);
+  }
+}
 
 template <KVQuant F, int NV>
 void run_chunk_nv(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, float* part,
                   const QueryView& qg) {
-  constexpr int D = NV * W;
   const size_t stride = part_stride(pr);
   for (int h = 0; h < pr.G; ++h) {
     float* P = part + size_t(h) * stride;
@@ -507,66 +565,28 @@ void run_chunk_nv(const Problem& pr, size_t i, int g, size_t ch, Scratch& sc, fl
   // The values of keys j0..j0+31 (j0 a multiple of 32: a value block, or 32 records) start at
   // vbase + j0 * rec either way (QuantKV).
   const uint8_t* vbase = pr.kv.v + size_t(g) * pr.kv.v_head_stride;
-  auto kblock = [&](size_t j0) { return kbase + j0 / kKBlockTokens * pr.kblock; };
-  // Past the chunk's end too: the head's next chunk is usually this thread's next item.
-  auto prefetch_at = [&](size_t j0) {
-    if (j0 < pr.n_kv) prefetch_block(kblock(j0), vbase + j0 * pr.rec, pr);
-  };
-  float* const pA = sc.p.data();
-  float* const pB = pA + size_t(pr.G) * kBlk;
-  float* const alphaA = sc.alpha.data();
-  float* const alphaB = alphaA + pr.G;
-  const bool pairs = pr.G <= kPairMaxHeads;
+  const int max_run = pr.G <= kRunMaxHeads ? kMaxRun : 1;
   const size_t j_end = std::min(pr.n_kv, (ch + 1) * pr.chunk);
   for (size_t j0 = ch * pr.chunk; j0 < j_end;) {
-    const int nb = int(std::min<size_t>(kBlk, j_end - j0));
-    const uint32_t bits = visible_bits(pr.kv_pos + j0, nb, qp, ql);
-    const size_t j1 = j0 + kBlk;
-    const int nb1 = j1 < j_end ? int(std::min<size_t>(kBlk, j_end - j1)) : 0;
-    const uint32_t bits1 = pairs && bits && nb1 ? visible_bits(pr.kv_pos + j1, nb1, qp, ql) : 0;
-    if (bits1) {
-      prefetch_at(j1 + kBlk);
-      prefetch_at(j1 + 2 * kBlk);
-      for (int h0 = 0; h0 < pr.G; h0 += kHeadsPerPass) {
-        const int hn = std::min(kHeadsPerPass, pr.G - h0);
-        vf sa[kHeadsPerPass][kBV], sb[kHeadsPerPass][kBV];
-        scores_dispatch<F, D>(hn, advance(qg, h0, D), kblock(j0), sa, pr.float_scores);
-        scores_dispatch<F, D>(hn, advance(qg, h0, D), kblock(j1), sb, pr.float_scores);
-        softmax_pair_n<kHeadsPerPass>(hn, sa, sb, pr.c, bits, bits1, part + size_t(h0) * stride,
-                                      stride, pA + size_t(h0) * kBlk, pB + size_t(h0) * kBlk,
-                                      alphaA + h0, alphaB + h0);
-      }
-      if (F == KVQuant::Int4 && pr.pv8) {
-        // Both blocks' weights before either block's dots: the two roundings (horizontal
-        // reductions, a division, their stores) are independent chains the core can overlap.
-        // `small` shape, 2 threads, medians of 8 alternated rounds: 0.97x / 0.96x / 0.98x the
-        // time of one block after the other at 4K / 32K / 128K keys (2026-11-29). The exact
-        // kernel's weights gained nothing that way and keep block_values.
-        attention_pv8::pv8_weights(pr.G, D, pA, bits, vbase + j0 * pr.rec, *sc.pv8);
-        attention_pv8::pv8_weights(pr.G, D, pB, bits1, vbase + j1 * pr.rec, *sc.pv8b);
-        attention_pv8::pv8_update(pr.G, D, part, stride, kPartO, alphaA, vbase + j0 * pr.rec,
-                                  *sc.pv8);
-        attention_pv8::pv8_update(pr.G, D, part, stride, kPartO, alphaB, vbase + j1 * pr.rec,
-                                  *sc.pv8b);
-      } else {
-        block_values<F, NV>(pr, sc, part, vbase + j0 * pr.rec, nb, bits, pA, alphaA);
-        block_values<F, NV>(pr, sc, part, vbase + j1 * pr.rec, nb1, bits1, pB, alphaB);
-      }
-      j0 = j1 + kBlk;
-      continue;
+    // The longest run from j0 (4, 2 or 1 blocks) whose every block has a visible key.
+    int nb[kMaxRun];
+    uint32_t bits[kMaxRun];
+    int run = 0;
+    for (; run < max_run; ++run) {
+      const size_t jb = j0 + size_t(run) * kBlk;
+      if (jb >= j_end) break;
+      nb[run] = int(std::min<size_t>(kBlk, j_end - jb));
+      bits[run] = visible_bits(pr.kv_pos + jb, nb[run], qp, ql);
+      if (!bits[run]) break;
     }
-    if (bits) {
-      prefetch_at(j1);
-      for (int h0 = 0; h0 < pr.G; h0 += kHeadsPerPass) {
-        const int hn = std::min(kHeadsPerPass, pr.G - h0);
-        vf s[kHeadsPerPass][kBV];
-        scores_dispatch<F, D>(hn, advance(qg, h0, D), kblock(j0), s, pr.float_scores);
-        softmax_heads_n<kHeadsPerPass>(hn, s, pr.c, bits, part + size_t(h0) * stride, stride,
-                                       pA + size_t(h0) * kBlk, alphaA + h0);
-      }
-      block_values<F, NV>(pr, sc, part, vbase + j0 * pr.rec, nb, bits, pA, alphaA);
-    }
-    j0 = j1;
+    const int used = run >= 4 ? 4 : run >= 2 ? 2 : run;
+    if (used == 4)
+      run_blocks<F, NV, 4>(pr, sc, part, qg, kbase, vbase, j0, nb, bits);
+    else if (used == 2)
+      run_blocks<F, NV, 2>(pr, sc, part, qg, kbase, vbase, j0, nb, bits);
+    else if (used == 1)
+      run_blocks<F, NV, 1>(pr, sc, part, qg, kbase, vbase, j0, nb, bits);
+    j0 += size_t(std::max(used, 1)) * kBlk;  // a block without a visible key is skipped
   }
 }
 

@@ -115,35 +115,48 @@ TEST(AttentionBlock, SoftmaxOfEightHeadsGivesEachHeadItsOneHeadBits) {
   }
 }
 
-// Two blocks in one update (block_softmax_blocks<HN, 2>, run_chunk_nv's pairs) against two
-// one-block updates in a row: the same (m, l), alphas and probabilities, bit for bit, whether the
-// second block raises a head's maximum or not.
-TEST(AttentionBlock, SoftmaxOverTwoBlocksEqualsTwoUpdatesInARow) {
-  constexpr int HN = 3;
-  for (uint32_t bits1 : {0xffffffffu, 0x00f0000fu}) {
-    const uint32_t bits0 = 0xfffffff0u;
-    const auto r = accel::test::random_normal(size_t(2 * HN) * ab::kBlk, bits1 % 89, 5.f);
-    ab::vf sc[2][HN][ab::kBV];
-    for (int b = 0; b < 2; ++b)
-      for (int h = 0; h < HN; ++h)
-        for (int v = 0; v < ab::kBV; ++v)
-          sc[b][h][v] = accel::simd::load(&r[size_t(((b * HN + h) * ab::kBlk) + v * W)]);
-    float part_pair[HN * 2], part_seq[HN * 2];
-    for (int h = 0; h < HN; ++h) {
-      part_pair[2 * h] = part_seq[2 * h] = h == 0 ? -INFINITY : float(h);
-      part_pair[2 * h + 1] = part_seq[2 * h + 1] = h == 0 ? 0.f : 2.f;
-    }
-    std::vector<float> pa(size_t(HN) * ab::kBlk), pb(pa.size()), qa(pa.size()), qb(pa.size());
-    float aa[HN], ab_[HN], ca[HN], cb[HN];
-    ab::softmax_pair_n<HN>(HN, sc[0], sc[1], 0.9f, bits0, bits1, part_pair, 2, pa.data(), pb.data(),
-                           aa, ab_);
-    ab::softmax_heads_n<HN>(HN, sc[0], 0.9f, bits0, part_seq, 2, qa.data(), ca);
-    ab::softmax_heads_n<HN>(HN, sc[1], 0.9f, bits1, part_seq, 2, qb.data(), cb);
-    EXPECT_EQ(0, std::memcmp(part_pair, part_seq, sizeof part_pair)) << bits1;
-    EXPECT_EQ(0, std::memcmp(aa, ca, sizeof aa)) << bits1;
-    EXPECT_EQ(0, std::memcmp(ab_, cb, sizeof ab_)) << bits1;
-    EXPECT_TRUE(accel::test::bit_equal(pa, qa)) << bits1;
-    EXPECT_TRUE(accel::test::bit_equal(pb, qb)) << bits1;
+// A run of NB blocks in one update (block_softmax_blocks<HN, NB> through softmax_blocks_n, as
+// run_blocks calls it) against one update per block in a row: the same (m, l), alphas and
+// probabilities, bit for bit, whether a later block raises a head's maximum or not.
+template <int HN, int NB>
+void check_run_equals_updates_in_a_row(uint32_t bits_rest) {
+  const auto r = accel::test::random_normal(size_t(NB * HN) * ab::kBlk, bits_rest % 89 + NB, 5.f);
+  ab::vf sc[NB][HN][ab::kBV];
+  uint32_t bits[NB];
+  for (int b = 0; b < NB; ++b) {
+    bits[b] = b == 0 ? 0xfffffff0u : bits_rest;
+    for (int h = 0; h < HN; ++h)
+      for (int v = 0; v < ab::kBV; ++v)
+        sc[b][h][v] = accel::simd::load(&r[size_t(((b * HN + h) * ab::kBlk) + v * W)]);
+  }
+  float part_run[HN * 2], part_seq[HN * 2];
+  for (int h = 0; h < HN; ++h) {
+    part_run[2 * h] = part_seq[2 * h] = h == 0 ? -INFINITY : float(h);
+    part_run[2 * h + 1] = part_seq[2 * h + 1] = h == 0 ? 0.f : 2.f;
+  }
+  std::vector<float> p_run(size_t(NB * HN) * ab::kBlk), p_seq(p_run.size());
+  float a_run[NB][HN], a_seq[NB][HN];
+  const ab::vf(*scores[NB])[ab::kBV];
+  float* ps[NB];
+  float* as[NB];
+  for (int b = 0; b < NB; ++b) {
+    scores[b] = sc[b];
+    ps[b] = p_run.data() + size_t(b * HN) * ab::kBlk;
+    as[b] = a_run[b];
+  }
+  ab::softmax_blocks_n<HN, NB>(HN, scores, 0.9f, bits, part_run, 2, ps, as);
+  for (int b = 0; b < NB; ++b)
+    ab::softmax_heads_n<HN>(HN, sc[b], 0.9f, bits[b], part_seq, 2,
+                            p_seq.data() + size_t(b * HN) * ab::kBlk, a_seq[b]);
+  EXPECT_EQ(0, std::memcmp(part_run, part_seq, sizeof part_run)) << NB << " " << bits_rest;
+  EXPECT_EQ(0, std::memcmp(a_run, a_seq, sizeof a_run)) << NB << " " << bits_rest;
+  EXPECT_TRUE(accel::test::bit_equal(p_run, p_seq)) << NB << " " << bits_rest;
+}
+
+TEST(AttentionBlock, SoftmaxOverARunOfBlocksEqualsOneUpdatePerBlockInARow) {
+  for (uint32_t bits_rest : {0xffffffffu, 0x00f0000fu}) {
+    check_run_equals_updates_in_a_row<3, 2>(bits_rest);
+    check_run_equals_updates_in_a_row<(W / 4 < 3 ? W / 4 : 3), 4>(bits_rest);  // one lane each
   }
 }
 
