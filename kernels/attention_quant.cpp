@@ -49,7 +49,8 @@ using namespace simd;
 
 using namespace attention_block;  // kBlk keys per block, kBV score vectors per block
 constexpr int kMaxD = 256;
-constexpr int kMaxRun = 4;  // blocks per run (run_blocks)
+constexpr int kMaxRun = 4;       // blocks per run (run_blocks)
+constexpr int kRunMaxHeads = 4;  // the largest kv group that takes its blocks in runs
 constexpr float kLog2e = 1.4426950408889634f;
 
 // Tile position k of an int4 head holds element int4_lane_element(k): dequantizing W bytes gives
@@ -248,14 +249,15 @@ struct Scratch {
   std::unique_ptr<attention_pv8::Scratch> pv8[kMaxRun];
   int D = 0, G = 0;  // the shape it was fitted to
   void fit(const Problem& pr) {
-    for (auto& s : pv8)
-      if (pr.pv8 && !s) s = std::make_unique<attention_pv8::Scratch>();
+    const int blocks = pr.G <= kRunMaxHeads ? kMaxRun : 1;  // the longest run it will take
+    for (int b = 0; b < blocks; ++b)
+      if (pr.pv8 && !pv8[b]) pv8[b] = std::make_unique<attention_pv8::Scratch>();
     if (D == pr.D && G == pr.G) return;
     vt.assign(size_t(kBlk) * size_t(pr.D));
     w.assign(size_t(pr.D / kKVQuantGroup) * size_t(pr.G) * kBlk);
     z.assign(size_t(pr.D / kKVQuantGroup) * kBlk);
-    p.assign(kMaxRun * size_t(pr.G) * kBlk);  // a run's blocks (run_blocks)
-    alpha.assign(kMaxRun * size_t(pr.G));
+    p.assign(size_t(blocks) * size_t(pr.G) * kBlk);  // a run's blocks (run_blocks)
+    alpha.assign(size_t(blocks) * size_t(pr.G));
     q.fit(size_t(pr.G), pr.D);
     D = pr.D;
     G = pr.G;
@@ -486,8 +488,8 @@ void block_values(const Problem& pr, Scratch& sc, float* part, const uint8_t* va
   }
 }
 
-// Kv groups of up to this many heads take their blocks four (or, where four are not left, two)
-// at a time: every block's scores, then one softmax update over all of them
+// Kv groups of up to kRunMaxHeads heads take their blocks four (or, where four are not left,
+// two) at a time: every block's scores, then one softmax update over all of them
 // (block_softmax_blocks: the same operations as one update per block in a row, with their latency
 // chains overlapped), then each block's P.V. With few heads a block's work is too short for the
 // core to overlap one block's chains with the next's on its own (the softmax was a quarter of the
@@ -496,15 +498,14 @@ void block_values(const Problem& pr, Scratch& sc, float* part, const uint8_t* va
 // 0.97x / 0.96x at 4K / 32K / 128K keys, int4 0.95x / 0.97x / 0.96x (2 threads, Zen 5, medians of
 // 6-8 alternated rounds, 2026-11-30). Eight-head groups gain nothing from runs (1.28x / 1.47x
 // slower at the seed shape's 32K keys in runs of two).
-constexpr int kRunMaxHeads = 4;
-
+//
 // Blocks j0, j0 + 32, ..., NB of them, each with a key the query sees (bits[b] != 0; nb[b] keys):
 // their scores, one softmax update over all, then each block's P.V. With 8-bit P.V every block's
 // weights are rounded before any block's integer dots: the roundings (horizontal reductions, a
 // division, their stores) are independent chains the core can overlap (0.96-0.98x the time of one
 // block after the other at `small`, 2026-11-29; the exact kernel's weights gained nothing that
-// way). Each block's next-but-NB block is prefetched just before its scores: issued all at once
-// for a run of four, the prefetches made `small` at 128K keys 1.3-1.5x slower.
+// way). The block NB places after each block is prefetched just before that block's scores:
+// issued all at once for a run of four, the prefetches made `small` at 128K keys 1.3-1.5x slower.
 template <KVQuant F, int NV, int NB>
 void run_blocks(const Problem& pr, Scratch& sc, float* part, const QueryView& qg,
                 const uint8_t* kbase, const uint8_t* vbase, size_t j0, const int* nb,
