@@ -8,8 +8,10 @@
 // Eigen 3.4 with GCC 12 and AVX-512 warns of (maybe-)uninitialized registers inside its own
 // intrinsics wrappers (false positives in packet code: GCC's bug 105593, see kernels/simd.h; the
 // sanitizer build's -O1 reports them as certain); silenced for this file only.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 // Eigen stays single-threaded: its OpenMP regions spin against the engine's pool on a busy
 // machine (a 40x slowdown measured on 2 shared cores), and these products are small.
 #define EIGEN_DONT_PARALLELIZE
