@@ -466,8 +466,9 @@ void scores_dispatch(int hn, const QueryView& q, const uint8_t* block, vf (*s)[k
   for (size_t b = 0; b < size_t(kBlk) * pr.rec; b += 64) prefetch(values + b);
 }
 
-// The P.V of one block (keys j0..j0 + nb - 1, bit t of `bits` visible) for the kv group's heads:
-// o_h = o_h * alpha[h] + P_h . V with head h's probabilities at p + h * kBlk.
+// The exact P.V of one block (keys j0..j0 + nb - 1, bit t of `bits` visible) for the kv group's
+// heads: o_h = o_h * alpha[h] + P_h . V with head h's probabilities at p + h * kBlk. The 8-bit
+// P.V (QuantPV::Int8) is run_blocks' own two passes, not this.
 template <KVQuant F, int NV>
 void block_values(const Problem& pr, Scratch& sc, float* part, const uint8_t* values, int nb,
                   uint32_t bits, const float* p, const float* alpha) {
@@ -475,13 +476,9 @@ void block_values(const Problem& pr, Scratch& sc, float* part, const uint8_t* va
   const size_t stride = part_stride(pr);
   if constexpr (F == KVQuant::Int4) {
     (void)nb;
-    if (pr.pv8) {
-      attention_pv8::pv8_heads(pr.G, D, part, stride, kPartO, alpha, p, bits, values, *sc.pv8[0]);
-    } else {
-      attention_pv_codes::block_weights(pr.G, D, p, bits, values, sc.w.data(), sc.z.data());
-      attention_pv_codes::pv_heads(pr.G, D, part, stride, kPartO, alpha, sc.w.data(), sc.z.data(),
-                                   bits, values);
-    }
+    attention_pv_codes::block_weights(pr.G, D, p, bits, values, sc.w.data(), sc.z.data());
+    attention_pv_codes::pv_heads(pr.G, D, part, stride, kPartO, alpha, sc.w.data(), sc.z.data(),
+                                 bits, values);
   } else {
     dequant_values<D>(values, pr.rec, nb, bits, sc.vt.data());
     pv_heads<NV, pv_heads_per_pass<NV>()>(pr.G, part, stride, kPartO, alpha, p, bits, sc.vt.data());
